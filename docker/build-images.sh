@@ -1,0 +1,343 @@
+#!/usr/bin/env bash
+# Build debugrelay's container images without a container registry.
+#
+#   docker/build-images.sh [base|target|relay|redis|example|all]     (default: all)
+#
+#   base     debugrelay/base:bookworm     Debian bookworm minbase rootfs (debootstrap) + `docker import`
+#   target   debugrelay/target:latest     python3 + debugpy in /opt/venv, user debuggee (uid 10001)
+#   relay    debugrelay/relay:latest      the debugrelay project in /opt/venv, user relay (uid 10000)
+#   redis    debugrelay/redis:latest      redis-server, AOF on, data in the /data volume
+#   example  debugrelay/example-app:latest  a toy app under `debugpy --listen 0.0.0.0:5678`
+#
+# Environment:
+#   BASE_IMAGE=python:3.11-slim   build FROM this image instead (needs a registry); skips debootstrap
+#   FORCE=1                       rebuild the base, re-fetch the wheels, `docker build --no-cache`
+#   VERBOSE=1                     stream debootstrap/pip/docker output instead of logging it to .build/logs
+#   PYTHON=python3                host interpreter used for `pip download` / `pip wheel` (must be CPython 3.11)
+#   DEBUGPY_SPEC=debugpy==1.8.22  debugpy for the target image (and pinned the same in the relay image)
+#   DEBIAN_MIRROR, DEBIAN_SECURITY_MIRROR   apt mirrors for debootstrap
+#
+# Python wheels are fetched on the host (pip inside `docker build` cannot verify TLS here) and the
+# Dockerfiles install them with `pip install --no-index`. Everything generated lives in docker/.build/.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO="$(cd "$HERE/.." && pwd)"
+BUILD="$HERE/.build"
+LOGS="$BUILD/logs"
+WHEELS="$BUILD/wheels"
+
+BASE_TAG="debugrelay/base:bookworm"
+BASE_IMAGE="${BASE_IMAGE:-$BASE_TAG}"
+FORCE="${FORCE:-0}"
+VERBOSE="${VERBOSE:-0}"
+PYTHON="${PYTHON:-python3}"
+DEBUGPY_SPEC="${DEBUGPY_SPEC:-debugpy==1.8.22}"
+SUITE="bookworm"
+DEBIAN_MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+DEBIAN_SECURITY_MIRROR="${DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}"
+BASE_PACKAGES="python3,python3-venv,python3-pip,ca-certificates,procps,redis-server"
+
+# --------------------------------------------------------------------------------------------- helpers
+
+T0=$EPOCHREALTIME
+log() { printf '[images] %s\n' "$*"; }
+die() { printf '[images] ERROR: %s\n' "$*" >&2; exit 1; }
+elapsed() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1fs", b - a }'; }
+have_image() { docker image inspect "$1" >/dev/null 2>&1; }
+image_size() { docker image inspect --format '{{.Size}}' "$1" | awk '{ printf "%.0f MB", $1 / 1000 / 1000 }'; }
+
+# run NAME CMD...: run a command, its output going to .build/logs/NAME.log (or the terminal with
+# VERBOSE=1); on failure show the log's tail and stop.
+run() {
+    local name="$1"; shift
+    mkdir -p "$LOGS"
+    if [[ "$VERBOSE" == 1 ]]; then
+        "$@" 2>&1 | tee "$LOGS/$name.log"
+        return "${PIPESTATUS[0]}"
+    fi
+    if ! "$@" >"$LOGS/$name.log" 2>&1; then
+        tail -n 40 "$LOGS/$name.log" >&2
+        die "$name failed (full log: $LOGS/$name.log)"
+    fi
+}
+
+sha() { sha256sum | cut -c1-16; }
+
+# ------------------------------------------------------------------------------------------ base image
+
+ROOTFS="$BUILD/rootfs"
+
+# chroot into the rootfs inside a private mount namespace: /proc is mounted there and vanishes with
+# the namespace, so nothing stays mounted under docker/.build even if the build is interrupted.
+in_rootfs() {
+    unshare --mount --propagation private -- sh -c '
+        rootfs="$1"; shift
+        mount -t proc proc "$rootfs/proc"
+        exec chroot "$rootfs" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+            DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8 "$@"
+    ' in_rootfs "$ROOTFS" "$@"
+}
+
+remove_rootfs() {
+    [[ -e "$ROOTFS" ]] || return 0
+    if findmnt -rn -o TARGET | grep -qF "$ROOTFS"; then
+        die "something is mounted under $ROOTFS; unmount it first"
+    fi
+    rm -rf --one-file-system "$ROOTFS"
+}
+
+build_base() {
+    if [[ "$BASE_IMAGE" != "$BASE_TAG" ]]; then
+        log "base: BASE_IMAGE=$BASE_IMAGE, skipping debootstrap (docker pulls it when needed)"
+        return 0
+    fi
+    if have_image "$BASE_TAG" && [[ "$FORCE" != 1 ]]; then
+        log "base: $BASE_TAG exists ($(image_size "$BASE_TAG")), skipping (FORCE=1 rebuilds)"
+        return 0
+    fi
+    [[ $EUID -eq 0 ]] || die "debootstrap needs root"
+    local t=$EPOCHREALTIME step
+
+    if ! command -v debootstrap >/dev/null; then
+        log "base: installing debootstrap on the host"
+        run apt-debootstrap sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+            apt-get install -y --no-install-recommends debootstrap debian-archive-keyring'
+    fi
+
+    remove_rootfs
+    mkdir -p "$BUILD/debootstrap-cache"
+    step=$EPOCHREALTIME
+    log "base: debootstrap --variant=minbase $SUITE ($BASE_PACKAGES) from $DEBIAN_MIRROR"
+    run debootstrap debootstrap --variant=minbase --include="$BASE_PACKAGES" \
+        --cache-dir="$BUILD/debootstrap-cache" "$SUITE" "$ROOTFS" "$DEBIAN_MIRROR"
+    log "base: debootstrap done in $(elapsed "$step")"
+
+    step=$EPOCHREALTIME
+    log "base: configuring apt/dpkg, applying $SUITE-updates and $SUITE-security"
+    # The same trimming the official debian:*-slim images do, so later `apt-get install`s stay small.
+    cat >"$ROOTFS/etc/apt/sources.list" <<EOF
+deb $DEBIAN_MIRROR $SUITE main
+deb $DEBIAN_MIRROR $SUITE-updates main
+deb $DEBIAN_SECURITY_MIRROR $SUITE-security main
+EOF
+    cat >"$ROOTFS/etc/dpkg/dpkg.cfg.d/docker-slim" <<'EOF'
+path-exclude /usr/share/doc/*
+path-include /usr/share/doc/*/copyright
+path-exclude /usr/share/man/*
+path-exclude /usr/share/info/*
+path-exclude /usr/share/groff/*
+path-exclude /usr/share/lintian/*
+path-exclude /usr/share/linda/*
+path-exclude /usr/share/locale/*
+EOF
+    cat >"$ROOTFS/etc/apt/apt.conf.d/docker-slim" <<'EOF'
+APT::Install-Recommends "false";
+APT::Install-Suggests "false";
+Acquire::Languages "none";
+Acquire::GzipIndexes "true";
+Acquire::CompressionTypes::Order:: "gz";
+DPkg::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
+APT::Update::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
+Dir::Cache::pkgcache "";
+Dir::Cache::srcpkgcache "";
+EOF
+    # no service may start inside the chroot
+    printf '#!/bin/sh\nexit 101\n' >"$ROOTFS/usr/sbin/policy-rc.d"
+    chmod 755 "$ROOTFS/usr/sbin/policy-rc.d"
+    run apt-upgrade in_rootfs sh -c 'apt-get update -qq && apt-get -y -o Dpkg::Options::=--force-confold dist-upgrade'
+    log "base: upgrade done in $(elapsed "$step")"
+
+    step=$EPOCHREALTIME
+    log "base: cleaning the rootfs"
+    in_rootfs sh -c 'apt-get clean; rm -rf /var/lib/apt/lists/*'
+    rm -f "$ROOTFS/usr/sbin/policy-rc.d"
+    (
+        cd "$ROOTFS"
+        find usr/share/doc -mindepth 1 -not -name copyright -not -type d -delete
+        find usr/share/doc -mindepth 1 -type d -empty -delete
+        rm -rf usr/share/man/* usr/share/info/* usr/share/groff/* usr/share/lintian/* usr/share/linda/* \
+            usr/share/locale/* var/cache/debconf/*-old var/lib/dpkg/*-old var/cache/apt/* \
+            var/cache/ldconfig/aux-cache tmp/* var/tmp/* root/.cache
+        find var/log -type f -exec truncate -s 0 {} +
+        : >etc/resolv.conf        # docker provides these at run time
+        echo localhost >etc/hostname
+        rm -f etc/machine-id var/lib/dbus/machine-id
+    )
+
+    log "base: importing into docker as $BASE_TAG"
+    have_image "$BASE_TAG" && docker image rm "$BASE_TAG" >/dev/null
+    tar --numeric-owner --xattrs -C "$ROOTFS" --exclude='./dev/*' --exclude='./proc/*' --exclude='./sys/*' -c . |
+        docker import \
+            --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+            --change 'ENV LANG=C.UTF-8' \
+            --change 'CMD ["bash"]' \
+            --message "debootstrap --variant=minbase $SUITE + $BASE_PACKAGES" \
+            - "$BASE_TAG" >/dev/null
+    remove_rootfs
+    log "base: cleanup + import done in $(elapsed "$step")"
+    log "base: $BASE_TAG built in $(elapsed "$t"), $(image_size "$BASE_TAG")"
+}
+
+ensure_base() {
+    if [[ "$BASE_IMAGE" == "$BASE_TAG" ]] && ! have_image "$BASE_TAG"; then
+        build_base
+    fi
+}
+
+# --------------------------------------------------------------------------------------------- wheels
+
+check_python() {
+    "$PYTHON" - <<'EOF' || die "PYTHON=$PYTHON must be CPython 3.11 on linux x86_64 (the images' python)"
+import platform, sys
+ok = sys.implementation.name == "cpython" and sys.version_info[:2] == (3, 11) and platform.machine() == "x86_64"
+sys.exit(0 if ok else 1)
+EOF
+}
+
+# pip does not expand `--platform manylinux_2_36_x86_64` to older glibc tags by itself: list them all
+# (bookworm and python:3.11-slim have glibc 2.36). Without them pip silently falls back to
+# debugpy's py2.py3-none-any wheel, which lacks the compiled pydevd speedups for Linux.
+MANYLINUX_PLATFORMS=(--platform manylinux1_x86_64 --platform manylinux2010_x86_64 --platform manylinux2014_x86_64)
+for minor in $(seq 17 36); do MANYLINUX_PLATFORMS+=(--platform "manylinux_2_${minor}_x86_64"); done
+
+# debugpy for the target image: binary wheels for CPython 3.11 / glibc x86_64, whatever the host is.
+wheels_target() {
+    local dir="$WHEELS/target" stamp
+    stamp="$(echo "$DEBUGPY_SPEC ${MANYLINUX_PLATFORMS[*]}" | sha)"
+    if [[ "$FORCE" != 1 && -f "$dir/.stamp" && "$(cat "$dir/.stamp")" == "$stamp" ]]; then
+        log "wheels: target wheels up to date ($(ls "$dir"/*.whl | xargs -n1 basename | tr '\n' ' '))"
+        return 0
+    fi
+    local t=$EPOCHREALTIME
+    log "wheels: pip download $DEBUGPY_SPEC (cp311 manylinux x86_64)"
+    rm -rf "$dir" && mkdir -p "$dir"
+    run pip-target "$PYTHON" -m pip download --disable-pip-version-check --no-cache-dir -d "$dir" \
+        --only-binary=:all: --implementation cp --python-version 3.11 --abi cp311 \
+        "${MANYLINUX_PLATFORMS[@]}" "$DEBUGPY_SPEC"
+    echo "$stamp" >"$dir/.stamp"
+    log "wheels: target wheels in $(elapsed "$t"): $(ls "$dir"/*.whl | xargs -n1 basename | tr '\n' ' ')"
+}
+
+# complete_wheels DIR REQ: resolve REQ from DIR alone with the *image's* python (--network none) and
+# fetch on the host whatever it misses. The host resolves environment markers for its own python:
+# e.g. redis needs async-timeout only on python_full_version < "3.11.3", which is true for
+# bookworm's 3.11.2 but not for the host's 3.11.7.
+complete_wheels() {
+    local dir="$1" req="$2" out missing i
+    for i in 1 2 3 4 5 6; do
+        if out="$(docker run --rm --network none --user 0 -v "$dir:/wheels:ro" --entrypoint python3 "$BASE_IMAGE" \
+                -m pip download --disable-pip-version-check --no-index --find-links /wheels -d /tmp/resolve \
+                "$req" 2>&1)"; then
+            return 0
+        fi
+        missing="$(sed -n 's/.*No matching distribution found for \([^;]*\).*/\1/p' <<<"$out" | sed 's/ *$//' | head -n1)"
+        [[ -n "$missing" ]] || { echo "$out" | tail -n 20 >&2; die "cannot resolve $req from $dir in $BASE_IMAGE"; }
+        log "wheels: the image's python also needs '$missing', fetching it"
+        run "pip-extra-$i" "$PYTHON" -m pip wheel --disable-pip-version-check -w "$dir" --prefer-binary "$missing"
+    done
+    die "wheel set in $dir still incomplete after $i rounds"
+}
+
+# The project and its dependencies for the relay image. The project is built from a copy of the
+# repo (pyproject.toml + src/), so the build never writes egg-info/build dirs into the work tree.
+wheels_relay() {
+    check_python
+    local dir="$WHEELS/relay" tools="$WHEELS/build-tools" project="$BUILD/project" stamp t=$EPOCHREALTIME
+    rm -rf "$project" && mkdir -p "$project"
+    cp "$REPO/pyproject.toml" "$project/"
+    tar -C "$REPO" --exclude='__pycache__' --exclude='*.egg-info' --exclude='*.pyc' -c src | tar -C "$project" -x
+    for f in README.md LICENSE LICENSE.txt; do
+        [[ -f "$REPO/$f" ]] && cp "$REPO/$f" "$project/"
+    done
+    # pyproject.toml names README.md as the readme; don't fail the wheel build before it is written
+    [[ -f "$project/README.md" ]] || echo "# debugrelay" >"$project/README.md"
+    echo "$DEBUGPY_SPEC" >"$project/constraints.txt"
+
+    stamp="$( (sed -n '/^\[build-system\]/,/^\[project.optional-dependencies\]/p' "$REPO/pyproject.toml"; echo "$DEBUGPY_SPEC $BASE_IMAGE") | sha)"
+    if [[ "$FORCE" == 1 || ! -f "$dir/.stamp" || "$(cat "$dir/.stamp")" != "$stamp" ]]; then
+        log "wheels: pip wheel $REPO + dependencies (host python $("$PYTHON" -c 'import platform; print(platform.python_version())'))"
+        rm -rf "$dir" "$tools" && mkdir -p "$dir" "$tools"
+        # setuptools/wheel kept aside, so rebuilding the project wheel later needs no network
+        run pip-build-tools "$PYTHON" -m pip download --disable-pip-version-check -d "$tools" \
+            --only-binary=:all: "setuptools>=68" wheel
+        run pip-relay "$PYTHON" -m pip wheel --disable-pip-version-check -w "$dir" \
+            --no-index --find-links "$tools" --no-deps "$project"
+        run pip-relay-deps "$PYTHON" -m pip wheel --disable-pip-version-check -w "$dir" \
+            -c "$project/constraints.txt" --prefer-binary "$project"
+        complete_wheels "$dir" debugrelay
+        echo "$stamp" >"$dir/.stamp"
+    else
+        log "wheels: relay dependencies up to date, rebuilding the project wheel only (offline)"
+        rm -f "$dir"/debugrelay-*.whl
+        run pip-relay "$PYTHON" -m pip wheel --disable-pip-version-check -w "$dir" \
+            --no-index --find-links "$tools" --no-deps "$project"
+    fi
+    log "wheels: relay wheels in $(elapsed "$t"): $(ls "$dir"/*.whl | wc -l) wheels, $(du -sh "$dir" | cut -f1)"
+}
+
+# ---------------------------------------------------------------------------------------------- images
+
+# docker_build NAME TAG DOCKERFILE [ARGS...]; the build context is docker/ (see docker/.dockerignore).
+docker_build() {
+    local name="$1" tag="$2" dockerfile="$3" t=$EPOCHREALTIME; shift 3
+    local args=(--tag "$tag" --file "$HERE/$dockerfile")
+    [[ "$FORCE" == 1 ]] && args+=(--no-cache)
+    log "$name: docker build $tag (FROM ${BASE_IMAGE})"
+    # SOURCE_DATE_EPOCH makes the project wheel byte-identical across runs, so unchanged sources
+    # hit the docker layer cache.
+    run "docker-$name" env DOCKER_BUILDKIT=0 docker build "${args[@]}" "$@" "$HERE"
+    log "$name: $tag built in $(elapsed "$t"), $(image_size "$tag")"
+}
+
+build_target() {
+    ensure_base
+    wheels_target
+    docker_build target debugrelay/target:latest target.Dockerfile --build-arg "BASE=$BASE_IMAGE"
+}
+
+build_relay() {
+    ensure_base
+    wheels_relay
+    docker_build relay debugrelay/relay:latest relay.Dockerfile --build-arg "BASE=$BASE_IMAGE"
+}
+
+build_redis() {
+    ensure_base
+    docker_build redis debugrelay/redis:latest redis.Dockerfile --build-arg "BASE=$BASE_IMAGE"
+}
+
+build_example() {
+    # the example is FROM the target image: (re)build it first unless `all` just did
+    [[ "${_built_target:-0}" == 1 ]] || build_target
+    docker_build example debugrelay/example-app:latest example-app.Dockerfile \
+        --build-arg "TARGET=debugrelay/target:latest"
+}
+
+# ------------------------------------------------------------------------------------------------ main
+
+what="${1:-all}"
+export SOURCE_DATE_EPOCH=315532800   # 1980-01-01: reproducible wheels (zip timestamps)
+command -v docker >/dev/null || die "docker not found"
+docker info >/dev/null 2>&1 || die "cannot talk to the docker engine"
+mkdir -p "$BUILD"
+
+case "$what" in
+    base) build_base ;;
+    target) build_target ;;
+    relay) build_relay ;;
+    redis) build_redis ;;
+    example) build_example ;;
+    all)
+        build_base
+        build_target; _built_target=1
+        build_relay
+        build_redis
+        build_example
+        ;;
+    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
+    *) die "unknown image '$what' (use base|target|relay|redis|example|all)" ;;
+esac
+
+log "done in $(elapsed "$T0")"
+docker image ls --format '{{.Repository}}:{{.Tag}}\t{{.Size}}' | grep '^debugrelay/' | sed 's/^/[images]   /' || true

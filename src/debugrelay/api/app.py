@@ -1,0 +1,85 @@
+"""The Litestar app factory: one place wires controllers, dependencies, errors and lifespan."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from litestar import Litestar
+from litestar.config.app import AppConfig
+from litestar.datastructures import State
+from litestar.di import Provide
+from litestar.openapi.config import OpenAPIConfig
+from litestar.openapi.plugins import SwaggerRenderPlugin
+
+from debugrelay import __version__
+from debugrelay.config import Settings, load_settings
+from debugrelay.launchers import Launcher, LocalLauncher
+from debugrelay.sessions import SessionManager
+from debugrelay.store import open_store
+
+from .auth import token_middleware
+from .breakpoints import BreakpointController, ProfileController
+from .errors import exception_handlers
+from .inspection import InspectionController
+from .server import ServerController
+from .sessions import SessionController
+
+log = logging.getLogger("debugrelay")
+
+
+def build_launchers(settings: Settings) -> dict[str, Launcher]:
+    launchers: dict[str, Launcher] = {"local": LocalLauncher(settings.state_dir)}
+    return launchers
+
+
+def build_manager(settings: Settings) -> SessionManager:
+    store = open_store(settings.redis_url, output_cap=settings.output_buffer_entries)
+    return SessionManager(settings, store, build_launchers(settings))
+
+
+def create_app(settings: Settings | None = None, manager: SessionManager | None = None) -> Litestar:
+    """The relay's ASGI app; pass a manager to share it (e.g. with an embedded MCP server)."""
+    settings = settings or load_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        mgr = manager or build_manager(settings)
+        app.state.manager = mgr
+        if not mgr.store.durable:
+            log.warning("state is kept in memory: sessions do not survive a restart (set DEBUGRELAY_REDIS_URL)")
+        await mgr.start()
+        try:
+            yield
+        finally:
+            await mgr.close()
+            await mgr.store.close()
+
+    def provide_manager(state: State) -> SessionManager:
+        return state.manager  # type: ignore[no-any-return]
+
+    def provide_settings() -> Settings:
+        return settings
+
+    return Litestar(
+        route_handlers=[
+            SessionController, InspectionController, BreakpointController, ProfileController, ServerController,
+        ],
+        dependencies={
+            "manager": Provide(provide_manager, sync_to_thread=False),
+            "settings": Provide(provide_settings, sync_to_thread=False),
+        },
+        exception_handlers=exception_handlers,
+        middleware=[token_middleware(settings.token)],
+        lifespan=[lifespan],
+        openapi_config=OpenAPIConfig(
+            title="debugrelay", version=__version__, path="/schema", render_plugins=[SwaggerRenderPlugin()]
+        ),
+        on_app_init=[_app_init],
+        debug=False,
+    )
+
+
+def _app_init(config: AppConfig) -> AppConfig:
+    config.request_max_body_size = 16 * 1024 * 1024
+    return config

@@ -1,0 +1,66 @@
+"""One error envelope everywhere: ``{"error": {"code", "message", "details", "hint"}}``."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from litestar import MediaType, Request, Response
+from litestar.exceptions import HTTPException, ValidationException
+
+from debugrelay.errors import RelayError
+
+log = logging.getLogger(__name__)
+
+_HTTP_CODES = {
+    400: ("invalid_request", "Fix the request; see /schema for the expected shape."),
+    401: ("unauthorized", "Send 'Authorization: Bearer <DEBUGRELAY_TOKEN>'."),
+    404: ("not_found", "See /schema for the API's paths."),
+    405: ("method_not_allowed", "See /schema for the methods each path takes."),
+    413: ("payload_too_large", "Send a smaller body."),
+    415: ("unsupported_media_type", "Send JSON with 'Content-Type: application/json'."),
+}
+
+
+def envelope(status: int, code: str, message: str, details: Any = None, hint: str = "") -> Response[Any]:
+    return Response(
+        {"error": {"code": code, "message": message, "details": details or {}, "hint": hint}},
+        status_code=status,
+        media_type=MediaType.JSON,
+    )
+
+
+def relay_error_handler(_: Request[Any, Any, Any], exc: RelayError) -> Response[Any]:
+    return envelope(exc.status, exc.code, exc.message, exc.details, exc.hint)
+
+
+def validation_handler(_: Request[Any, Any, Any], exc: ValidationException) -> Response[Any]:
+    extra = exc.extra if isinstance(exc.extra, list | dict) else None
+    detail = str(exc.detail or "invalid request body")
+    return envelope(
+        400, "invalid_request", detail, {"errors": extra} if extra else {},
+        "Fix the fields named in details.errors; see /schema for the expected shape.",
+    )
+
+
+def http_error_handler(_: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
+    code, hint = _HTTP_CODES.get(exc.status_code, ("http_error", ""))
+    extra = exc.extra if isinstance(exc.extra, dict) else {}
+    return envelope(exc.status_code, code, str(exc.detail), extra, hint)
+
+
+def internal_error_handler(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    log.exception("unhandled error on %s %s", request.method, request.url.path)
+    return envelope(
+        500, "internal_error", f"the relay failed: {exc.__class__.__name__}",
+        {"path": request.url.path},
+        "This is a relay bug, not your request; the session is intact. Retry, or report it with the relay log.",
+    )
+
+
+exception_handlers: dict[Any, Any] = {
+    RelayError: relay_error_handler,
+    ValidationException: validation_handler,
+    HTTPException: http_error_handler,
+    Exception: internal_error_handler,
+}

@@ -1,0 +1,66 @@
+"""Health, info, config and shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from typing import Any
+
+import debugpy
+from litestar import Controller, get, post
+
+from debugrelay import __version__
+from debugrelay.config import Settings
+from debugrelay.launchers.remote import debuggable_processes
+from debugrelay.sessions import SessionManager
+
+CAPABILITIES = [
+    "launch", "attach", "line_breakpoints", "conditional_breakpoints", "hit_count_breakpoints",
+    "logpoints", "function_breakpoints", "exception_breakpoints", "step", "pause", "wait",
+    "threads", "stacktrace", "scopes", "variables", "evaluate", "set_variable", "completions",
+    "source", "output", "stdin", "restart", "detach",
+]
+
+
+class ServerController(Controller):
+    tags = ["server"]  # noqa: RUF012
+
+    @get("/health", summary="Liveness and store reachability")
+    async def health(self, manager: SessionManager) -> dict[str, Any]:
+        store_ok = await manager.store.ping()
+        return {"status": "ok" if store_ok else "degraded", "store": manager.store.name,
+                "store_ok": store_ok, **manager.counts()}
+
+    @get("/info", summary="Version and capabilities")
+    async def info(self, manager: SessionManager) -> dict[str, Any]:
+        return {
+            "name": "debugrelay",
+            "version": __version__,
+            "debugpy": debugpy.__version__,
+            "python": sys.version.split()[0],
+            "launchers": sorted(manager.launchers),
+            "store": manager.store.name,
+            "durable": manager.store.durable,
+            "capabilities": CAPABILITIES,
+        }
+
+    @get("/config", summary="Settings in force (secrets hidden)")
+    async def config(self, settings: Settings) -> dict[str, Any]:
+        return settings.public()
+
+    @get("/processes", summary="Local Python processes that can be attached to")
+    async def processes(self) -> dict[str, Any]:
+        return {"processes": await asyncio.to_thread(debuggable_processes)}
+
+    @post("/shutdown", status_code=200, summary="End every session and stop the relay")
+    async def shutdown(self, manager: SessionManager) -> dict[str, Any]:
+        sessions = len(manager.sessions)
+
+        async def stop() -> None:
+            await manager.close()
+            os.kill(os.getpid(), signal.SIGTERM)
+
+        asyncio.get_running_loop().call_later(0.1, lambda: asyncio.ensure_future(stop()))
+        return {"shutting_down": True, "sessions_ended": sessions}

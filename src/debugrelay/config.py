@@ -1,0 +1,76 @@
+"""Settings, read once from ``DEBUGRELAY_*`` environment variables (CLI flags override them)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import msgspec
+
+DEFAULT_PORT = 8765  # debugpy's own default is 5678: keep clear of it
+
+
+class Settings(msgspec.Struct, kw_only=True):
+    """Everything the relay can be configured with; ``GET /config`` shows it without secrets."""
+
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    token: str | None = None
+    redis_url: str | None = None
+    instance_id: str = ""
+    default_launcher: str = "local"
+    session_timeout_minutes: float = 60.0
+    max_sessions: int = 100
+    output_buffer_entries: int = 10_000
+    output_entry_max_chars: int = 65_536
+    request_timeout: float = 10.0
+    launch_timeout: float = 20.0
+    value_max_chars: int = 200
+    stop_history: int = 20
+    state_dir: str = ""
+    docker_image: str = "debugrelay/target:latest"
+    docker_network: str = ""
+    workspace: str = ""
+    docker_memory: str = "512m"
+    docker_cpus: float = 1.0
+    docker_pids: int = 256
+    pool_size: int = 0
+
+    def public(self) -> dict[str, object]:
+        """The settings as shown to clients: the token is never echoed."""
+        data = msgspec.to_builtins(self)
+        data["token"] = "***" if self.token else None
+        if self.redis_url:
+            data["redis_url"] = _hide_password(self.redis_url)
+        data["store"] = "redis" if self.redis_url else "memory"
+        return data
+
+
+def _hide_password(url: str) -> str:
+    if "@" not in url:
+        return url
+    scheme, _, rest = url.partition("://")
+    creds, _, host = rest.rpartition("@")
+    user = creds.split(":", 1)[0]
+    return f"{scheme}://{user}:***@{host}"
+
+
+def _env(name: str) -> str | None:
+    value = os.environ.get(f"DEBUGRELAY_{name.upper()}")
+    return value if value not in (None, "") else None
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Build settings from the environment, then apply explicit overrides that are not None."""
+    raw: dict[str, object] = {}
+    for field in msgspec.structs.fields(Settings):
+        value = _env(field.name)
+        if value is not None:
+            raw[field.name] = value
+    raw.update({k: v for k, v in overrides.items() if v is not None})
+    settings = msgspec.convert(raw, Settings, strict=False)
+    if not settings.instance_id:
+        settings.instance_id = f"{os.uname().nodename}-{os.getpid()}"
+    if not settings.state_dir:
+        settings.state_dir = str(Path.home() / ".debugrelay")
+    return settings

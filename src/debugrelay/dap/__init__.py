@@ -1,0 +1,19 @@
+"""Debug Adapter Protocol: framing, messages and an async client."""
+
+from ._client import DapClient, EventListener
+from ._framing import MAX_BODY, FramingError, frame, read_frame
+from ._messages import Event, Request, Response, decode_message, encode_message
+
+__all__ = [
+    "MAX_BODY",
+    "DapClient",
+    "Event",
+    "EventListener",
+    "FramingError",
+    "Request",
+    "Response",
+    "decode_message",
+    "encode_message",
+    "frame",
+    "read_frame",
+]

@@ -1,0 +1,255 @@
+"""Async DAP client: one reader task per connection, responses matched by ``request_seq``.
+
+Callers never read the socket. Each request has a timeout because debugpy leaves some requests
+unanswered forever (e.g. ``attach`` until ``configurationDone``, anything after the target died).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import socket
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import msgspec
+
+from debugrelay.errors import DebugpyError, DebugpyTimeout, TargetGone
+
+from ._framing import FramingError, frame, read_frame
+from ._messages import Event, Request, Response, decode_body, decode_message, encode_message
+
+log = logging.getLogger(__name__)
+
+EventListener = Callable[[str, Any], None]
+ReverseHandler = Callable[[str, Any], Awaitable[Any]]
+
+
+class DapClient:
+    """A connected DAP peer. Create with :meth:`connect`; close with :meth:`close`."""
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        *,
+        request_timeout: float = 10.0,
+        name: str = "dap",
+    ) -> None:
+        self._reader = reader
+        self._writer = writer
+        self.request_timeout = request_timeout
+        self.name = name
+        self._seq = itertools.count(1)
+        self._pending: dict[int, tuple[str, asyncio.Future[Response]]] = {}
+        self._listeners: list[EventListener] = []
+        self._waiters: list[tuple[str, Callable[[Any], bool] | None, asyncio.Future[Any]]] = []
+        self._reverse: ReverseHandler | None = None
+        self.closed = asyncio.Event()
+        self.close_reason: str = ""
+        self._reader_task = asyncio.create_task(self._read_loop(), name=f"{name}-reader")
+
+    @classmethod
+    async def connect(
+        cls, host: str, port: int, *, timeout: float = 5.0, request_timeout: float = 10.0, name: str = "dap"
+    ) -> DapClient:
+        reader, writer = await asyncio.wait_for(
+            asyncio.open_connection(host, port, limit=1024 * 1024), timeout
+        )
+        sock = writer.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return cls(reader, writer, request_timeout=request_timeout, name=name)
+
+    # -- listeners -------------------------------------------------------------------------
+
+    def add_listener(self, listener: EventListener) -> None:
+        """Call ``listener(event, body)`` for every event, in order, from the reader task."""
+        self._listeners.append(listener)
+
+    def set_reverse_handler(self, handler: ReverseHandler | None) -> None:
+        """Answer reverse requests (adapter → client) with ``handler``; refuse them otherwise."""
+        self._reverse = handler
+
+    def expect_event(
+        self, event: str, predicate: Callable[[Any], bool] | None = None
+    ) -> asyncio.Future[Any]:
+        """A future for the next ``event`` matching ``predicate``; register before triggering it."""
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        if self.closed.is_set():
+            fut.set_exception(TargetGone(f"debug connection closed: {self.close_reason}"))
+        else:
+            self._waiters.append((event, predicate, fut))
+        return fut
+
+    async def wait_event(
+        self, event: str, predicate: Callable[[Any], bool] | None = None, timeout: float | None = None
+    ) -> Any:
+        fut = self.expect_event(event, predicate)
+        try:
+            return await asyncio.wait_for(fut, timeout if timeout is not None else self.request_timeout)
+        except TimeoutError as exc:
+            raise DebugpyTimeout(
+                f"no '{event}' event from the target in time", details={"operation": event}
+            ) from exc
+        finally:
+            self._drop_waiter(fut)
+
+    # -- requests --------------------------------------------------------------------------
+
+    def send(self, command: str, arguments: dict[str, Any] | None = None) -> asyncio.Future[Response]:
+        """Send a request now and return the future of its response (no timeout applied)."""
+        if self.closed.is_set():
+            raise TargetGone(f"debug connection closed: {self.close_reason}")
+        seq = next(self._seq)
+        fut: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
+        self._pending[seq] = (command, fut)
+        payload = encode_message(Request(seq=seq, command=command, arguments=arguments))
+        self._writer.write(frame(payload))
+        return fut
+
+    async def request(
+        self, command: str, arguments: dict[str, Any] | None = None, *, timeout: float | None = None
+    ) -> Any:
+        """Send ``command`` and return its decoded body; raise on failure or timeout."""
+        fut = self.send(command, arguments)
+        return await self.result(fut, command, timeout)
+
+    async def result(self, fut: asyncio.Future[Response], command: str, timeout: float | None = None) -> Any:
+        """Await a response future from :meth:`send` and decode it like :meth:`request`."""
+        try:
+            response = await asyncio.wait_for(
+                asyncio.shield(fut), timeout if timeout is not None else self.request_timeout
+            )
+        except TimeoutError as exc:
+            self._forget(fut)
+            raise DebugpyTimeout(
+                f"debugpy did not answer '{command}' in time",
+                details={"operation": command},
+                hint="Retry; if the target is busy in native code, pause it or terminate the session.",
+            ) from exc
+        if not response.success:
+            raise DebugpyError(
+                response.message or f"'{command}' failed", details={"operation": command}
+            )
+        return decode_body(response.body)
+
+    def _forget(self, fut: asyncio.Future[Response]) -> None:
+        for seq, (_, pending) in list(self._pending.items()):
+            if pending is fut:
+                del self._pending[seq]
+        if not fut.done():
+            fut.cancel()
+
+    def _drop_waiter(self, fut: asyncio.Future[Any]) -> None:
+        self._waiters = [w for w in self._waiters if w[2] is not fut]
+
+    # -- reader ----------------------------------------------------------------------------
+
+    async def _read_loop(self) -> None:
+        reason = "closed by the target"
+        try:
+            while True:
+                data = await read_frame(self._reader)
+                if data is None:
+                    break
+                try:
+                    message = decode_message(data)
+                except msgspec.DecodeError:
+                    log.warning("%s: undecodable DAP message dropped: %r", self.name, data[:200])
+                    continue
+                if isinstance(message, Response):
+                    self._on_response(message)
+                elif isinstance(message, Event):
+                    self._on_event(message)
+                else:
+                    asyncio.create_task(self._on_reverse(message))
+        except FramingError as exc:
+            reason = exc.message
+            log.warning("%s: %s", self.name, reason)
+        except (ConnectionError, OSError) as exc:
+            reason = f"connection lost: {exc}"
+        except asyncio.CancelledError:
+            reason = "closed by the relay"
+            raise
+        finally:
+            self._shutdown(reason)
+
+    def _on_response(self, message: Response) -> None:
+        entry = self._pending.pop(message.request_seq, None)
+        if entry is None:
+            log.debug("%s: response to unknown request %s dropped", self.name, message.request_seq)
+            return
+        if not entry[1].done():
+            entry[1].set_result(message)
+
+    def _on_event(self, message: Event) -> None:
+        body = decode_body(message.body)
+        for listener in list(self._listeners):
+            try:
+                listener(message.event, body)
+            except Exception:
+                log.exception("%s: event listener failed on %s", self.name, message.event)
+        remaining = []
+        for name, predicate, fut in self._waiters:
+            if fut.done():
+                continue
+            if name == message.event and (predicate is None or predicate(body)):
+                fut.set_result(body)
+            else:
+                remaining.append((name, predicate, fut))
+        self._waiters = remaining
+
+    async def _on_reverse(self, message: Request) -> None:
+        success, body, error = False, None, f"'{message.command}' is not supported by debugrelay"
+        if self._reverse is not None:
+            try:
+                body = await self._reverse(message.command, message.arguments)
+                success, error = True, ""
+            except Exception as exc:
+                error = str(exc)
+        response = {
+            "seq": next(self._seq),
+            "type": "response",
+            "request_seq": message.seq,
+            "command": message.command,
+            "success": success,
+        }
+        if success:
+            response["body"] = body or {}
+        else:
+            response["message"] = error
+        with contextlib.suppress(Exception):
+            self._writer.write(frame(msgspec.json.encode(response)))
+
+    def _shutdown(self, reason: str) -> None:
+        if self.closed.is_set():
+            return
+        self.close_reason = reason
+        self.closed.set()
+        gone = TargetGone(f"debug connection closed: {reason}")
+        for _, fut in self._pending.values():
+            if not fut.done():
+                fut.set_exception(gone)
+        self._pending.clear()
+        for _, _, fut in self._waiters:
+            if not fut.done():
+                fut.set_exception(gone)
+        self._waiters.clear()
+        for listener in list(self._listeners):
+            with contextlib.suppress(Exception):
+                listener("_closed", {"reason": reason})
+        with contextlib.suppress(Exception):
+            self._writer.close()
+
+    async def close(self) -> None:
+        """Close the connection and stop the reader; pending requests fail with TargetGone."""
+        self._reader_task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await self._reader_task
+        self._shutdown("closed by the relay")
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self._writer.wait_closed(), 1.0)

@@ -1,0 +1,48 @@
+"""DAP wire messages as msgspec Structs: an envelope tagged on ``type`` with a raw body."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+
+class Request(msgspec.Struct, tag_field="type", tag="request", kw_only=True, omit_defaults=True):
+    seq: int
+    command: str
+    arguments: dict[str, Any] | None = None
+
+
+class Response(msgspec.Struct, tag_field="type", tag="response", kw_only=True):
+    seq: int = 0
+    request_seq: int
+    command: str
+    success: bool
+    message: str | None = None
+    body: msgspec.Raw = msgspec.Raw(b"null")
+
+
+class Event(msgspec.Struct, tag_field="type", tag="event", kw_only=True):
+    seq: int = 0
+    event: str
+    body: msgspec.Raw = msgspec.Raw(b"null")
+
+
+Message = Request | Response | Event
+
+_decoder = msgspec.json.Decoder(Message)
+_body_decoder = msgspec.json.Decoder(Any)
+_encoder = msgspec.json.Encoder()
+
+
+def decode_message(data: bytes) -> Request | Response | Event:
+    return _decoder.decode(data)
+
+
+def decode_body(raw: msgspec.Raw) -> Any:
+    """Decode a message body lazily, only for messages someone reads."""
+    return _body_decoder.decode(raw)
+
+
+def encode_message(message: Request) -> bytes:
+    return _encoder.encode(message)

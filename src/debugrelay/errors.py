@@ -1,0 +1,149 @@
+"""Domain errors: one hierarchy, each with a stable code, an HTTP status and a hint.
+
+The API and the MCP server map these to their own envelopes; nothing here imports a web framework.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+
+class RelayError(Exception):
+    """Root of every error an agent can see: ``code``, ``message``, ``details`` and ``hint``."""
+
+    code: ClassVar[str] = "internal_error"
+    status: ClassVar[int] = 500
+    default_hint: ClassVar[str] = ""
+
+    def __init__(self, message: str, *, details: dict[str, Any] | None = None, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.details = details or {}
+        self.hint = hint if hint is not None else self.default_hint
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "details": self.details, "hint": self.hint}
+
+
+class InvalidRequest(RelayError):
+    code = "invalid_request"
+    status = 400
+    default_hint = "Fix the request body or parameters; see /schema for the expected shape."
+
+
+class InvalidLine(InvalidRequest):
+    code = "invalid_line"
+    default_hint = "Pick a line between 1 and details.max_line."
+
+
+class InvalidCondition(InvalidRequest):
+    code = "invalid_condition"
+    default_hint = "The condition must be a valid Python expression."
+
+
+class FileNotFound(InvalidRequest):
+    code = "file_not_found"
+    default_hint = "Check the path: it must exist where the target runs."
+
+
+class SyntaxErrorInScript(InvalidRequest):
+    code = "syntax_error"
+    default_hint = "Fix the syntax error, then launch again: the session is still 'created'."
+
+
+class SessionNotFound(RelayError):
+    code = "session_not_found"
+    status = 404
+    default_hint = "List sessions with GET /sessions or create one with POST /sessions."
+
+
+class BreakpointNotFound(RelayError):
+    code = "breakpoint_not_found"
+    status = 404
+    default_hint = "List breakpoints with GET /sessions/{id}/breakpoints."
+
+
+class NotFound(RelayError):
+    code = "not_found"
+    status = 404
+
+
+class InvalidState(RelayError):
+    """The session is in a state where this operation makes no sense (409)."""
+
+    code = "invalid_state"
+    status = 409
+
+
+class NotPaused(InvalidState):
+    code = "NOT_PAUSED"
+    default_hint = "The target is running: call POST /sessions/{id}/pause or /wait until it stops."
+
+
+class NoException(InvalidState):
+    code = "NO_EXCEPTION"
+    default_hint = "The session is not stopped at an exception; set exception breakpoints and /wait."
+
+
+class InvalidReference(RelayError):
+    code = "INVALID_REFERENCE"
+    status = 404
+    default_hint = "References are valid only while paused at the stop that produced them; fetch them again."
+
+
+class DepthExceeded(InvalidRequest):
+    code = "DEPTH_EXCEEDED"
+    default_hint = "Use a depth between 1 and 10."
+
+
+class EvaluationError(InvalidRequest):
+    code = "evaluation_error"
+    default_hint = "The expression raised in the target; fix it or check the names in scope (/scopes)."
+
+
+class TooManySessions(RelayError):
+    code = "too_many_sessions"
+    status = 429
+    default_hint = "Delete sessions you no longer need (DELETE /sessions/{id})."
+
+
+class LaunchFailed(RelayError):
+    code = "launch_failed"
+    status = 400
+    default_hint = "Check the interpreter, the script path and the session output (GET /sessions/{id}/output)."
+
+
+class DebugpyTimeout(RelayError):
+    code = "debugpy_timeout"
+    status = 504
+    default_hint = "The target did not answer in time; retry, or pause/terminate the session if it hangs."
+
+
+class TargetGone(RelayError):
+    code = "target_gone"
+    status = 409
+    default_hint = "The debug target has ended; read /output, then relaunch or delete the session."
+
+
+class DebugpyError(RelayError):
+    """debugpy answered a request with ``success: false``; the message is debugpy's own."""
+
+    code = "debugger_error"
+    status = 400
+
+
+class Unauthorized(RelayError):
+    code = "unauthorized"
+    status = 401
+    default_hint = "Send the relay's token as 'Authorization: Bearer <DEBUGRELAY_TOKEN>'."
+
+
+class StoreUnavailable(RelayError):
+    code = "store_unavailable"
+    status = 503
+    default_hint = "The state store (Redis) is unreachable; the relay reconnects by itself, retry shortly."
+
+
+class Unsupported(RelayError):
+    code = "unsupported"
+    status = 400

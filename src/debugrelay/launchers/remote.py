@@ -1,0 +1,122 @@
+"""Attach targets: a debugpy someone else started (``--listen``), found by address or by PID."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+
+import psutil
+
+from debugrelay.errors import InvalidRequest, LaunchFailed
+from debugrelay.models import AttachSpec
+
+from .base import Target
+from .local import free_port
+
+
+class RemoteTarget(Target):
+    """No lifecycle of ours: we neither started it nor end it (detach leaves it running)."""
+
+    kind = "remote"
+
+    def __init__(self, host: str, port: int, pid: int | None = None, mappings: list[tuple[str, str]] | None = None):
+        self.host = host
+        self.port = port
+        self.pid = pid
+        self.mappings = mappings or []
+
+    def poll(self) -> int | None:
+        if self.pid is not None and not psutil.pid_exists(self.pid):
+            return -1
+        return None
+
+    async def send_input(self, data: bytes) -> None:
+        raise InvalidRequest("an attached process's stdin is not reachable through the relay")
+
+    async def terminate(self) -> int | None:
+        return None  # debugpy ends it on 'disconnect' with terminateDebuggee when asked
+
+    def to_local_path(self, path: str) -> str:
+        for local, remote in self.mappings:
+            if path.startswith(remote):
+                return local + path[len(remote):]
+        return path
+
+    def to_remote_path(self, path: str) -> str:
+        for local, remote in self.mappings:
+            if path.startswith(local):
+                return remote + path[len(local):]
+        return path
+
+    @classmethod
+    async def resolve(cls, spec: AttachSpec) -> RemoteTarget:
+        """Where to connect: ``host:port``, or the debugpy listener of local process ``pid``."""
+        mappings = [(m.local_root, m.remote_root) for m in spec.path_mappings]
+        if spec.port is not None:
+            return cls(spec.host, spec.port, spec.pid, mappings)
+        if spec.pid is None:
+            raise InvalidRequest(
+                "attach needs 'port' (with 'host') or 'pid'",
+                hint='e.g. {"mode": "attach", "host": "127.0.0.1", "port": 5678}',
+            )
+        port = listening_port(spec.pid)
+        if port is None:
+            port = await inject(spec.pid)
+        return cls("127.0.0.1", port, spec.pid, mappings)
+
+
+def listening_port(pid: int) -> int | None:
+    """The port a local debugpy started with ``--listen`` serves for process ``pid``."""
+    try:
+        proc = psutil.Process(pid)
+        cmdline = proc.cmdline()
+    except (psutil.NoSuchProcess, psutil.AccessDenied) as exc:
+        raise InvalidRequest(f"no process {pid} that can be debugged", details={"pid": pid}) from exc
+    for i, arg in enumerate(cmdline):
+        if arg == "--listen" and i + 1 < len(cmdline):
+            with contextlib.suppress(ValueError):
+                return int(cmdline[i + 1].rsplit(":", 1)[-1])
+    return None
+
+
+async def inject(pid: int) -> int:
+    """Inject debugpy into a running process (needs ptrace rights and gdb) and return its port."""
+    port = free_port()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "debugpy", "--listen", f"127.0.0.1:{port}", "--pid", str(pid),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )
+    try:
+        out, _ = await asyncio.wait_for(proc.communicate(), 30)
+    except TimeoutError as exc:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        raise LaunchFailed(f"injecting debugpy into process {pid} timed out", details={"pid": pid}) from exc
+    if proc.returncode != 0:
+        raise LaunchFailed(
+            f"could not inject debugpy into process {pid}",
+            details={"pid": pid, "output": out.decode(errors="replace")[-1000:]},
+            hint="Start the process with 'python -m debugpy --listen HOST:PORT ...' and attach by port.",
+        )
+    return port
+
+
+def debuggable_processes() -> list[dict[str, object]]:
+    """Local Python processes, and the debugpy port of those that listen already."""
+    out: list[dict[str, object]] = []
+    for proc in psutil.process_iter(["pid", "name", "cmdline", "username"]):
+        cmd = proc.info.get("cmdline") or []
+        if not cmd or "python" not in (proc.info.get("name") or "") and not any("python" in c for c in cmd[:1]):
+            continue
+        if any("debugpy/adapter" in c or "debugpy.adapter" in c or "debugpy/launcher" in c for c in cmd):
+            continue
+        port = None
+        if "--listen" in cmd:
+            with contextlib.suppress(ValueError, IndexError):
+                port = int(cmd[cmd.index("--listen") + 1].rsplit(":", 1)[-1])
+        item: dict[str, object] = {"pid": proc.info["pid"], "command": " ".join(cmd)[:300]}
+        if port is not None:
+            item["debugpy_port"] = port
+        out.append(item)
+    return out

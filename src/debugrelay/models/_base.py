@@ -1,0 +1,13 @@
+"""Base classes of the public wire models."""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class Model(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """Output models: compact (defaults omitted), keyword-only."""
+
+
+class Input(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Request bodies: unknown fields are an error the agent hears about, never silently ignored."""

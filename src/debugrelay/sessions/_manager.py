@@ -1,0 +1,127 @@
+"""SessionManager: creates, finds and ends sessions; expires idle ones."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import time
+from typing import Any
+
+from debugrelay.config import Settings
+from debugrelay.errors import InvalidRequest, SessionNotFound, TooManySessions
+from debugrelay.launchers import Launcher
+from debugrelay.models import AttachSpec, SessionRecord
+from debugrelay.store import StateStore
+
+from ._session import ACTIVE, Session
+
+log = logging.getLogger(__name__)
+
+
+class SessionManager:
+    """The one entry point of the domain for the API, the MCP server and the CLI's embedded mode."""
+
+    def __init__(self, settings: Settings, store: StateStore, launchers: dict[str, Launcher]) -> None:
+        self.settings = settings
+        self.store = store
+        self.launchers = launchers
+        self.sessions: dict[str, Session] = {}
+        self._reaper: asyncio.Task[None] | None = None
+        self.started_at = time.time()
+
+    async def start(self) -> None:
+        self._reaper = asyncio.create_task(self._reap_loop(), name="session-reaper")
+
+    async def close(self) -> None:
+        """End every session's target (relay shutdown)."""
+        if self._reaper is not None:
+            self._reaper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reaper
+        await asyncio.gather(*(s.close() for s in list(self.sessions.values())), return_exceptions=True)
+        for launcher in self.launchers.values():
+            with contextlib.suppress(Exception):
+                await launcher.close()
+
+    async def create(
+        self,
+        *,
+        name: str | None = None,
+        timeout_minutes: float | None = None,
+        attach: AttachSpec | None = None,
+    ) -> Session:
+        if sum(1 for s in self.sessions.values() if s.status != "terminated") >= self.settings.max_sessions:
+            raise TooManySessions(f"the relay holds {self.settings.max_sessions} sessions already")
+        if timeout_minutes is not None and timeout_minutes <= 0:
+            raise InvalidRequest("timeout_minutes must be > 0", details={"timeout_minutes": timeout_minutes})
+        now = time.time()
+        record = SessionRecord(
+            id=f"sess_{secrets.token_hex(6)}",
+            name=name,
+            created_at=now,
+            last_activity=now,
+            timeout_minutes=timeout_minutes or self.settings.session_timeout_minutes,
+            owner=self.settings.instance_id,
+            mode="attach" if attach else "launch",
+        )
+        session = Session(record, store=self.store, settings=self.settings, launchers=self.launchers)
+        await session.save()
+        self.sessions[record.id] = session
+        if attach is not None:
+            try:
+                await session.attach(attach)
+            except Exception:
+                await self.delete(record.id)
+                raise
+        return session
+
+    def get(self, session_id: str) -> Session:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise SessionNotFound(f"no session '{session_id}'", details={"id": session_id})
+        session.touch()
+        return session
+
+    def list(self) -> list[Session]:
+        return sorted(self.sessions.values(), key=lambda s: s.record.created_at)
+
+    async def delete(self, session_id: str) -> None:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise SessionNotFound(f"no session '{session_id}'", details={"id": session_id})
+        await session.close()
+        self.sessions.pop(session_id, None)
+        await self.store.delete_session(session_id)
+
+    # -- idle timeout ------------------------------------------------------------------------
+
+    def expires_in(self, session: Session) -> float:
+        return session.record.last_activity + session.record.timeout_minutes * 60 - time.time()
+
+    async def _reap_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self._reap_interval())
+            await self.reap()
+
+    def _reap_interval(self) -> float:
+        shortest = min((s.record.timeout_minutes for s in self.sessions.values()), default=1.0)
+        return max(0.05, min(30.0, shortest * 60 / 10))
+
+    async def reap(self) -> list[str]:
+        """End and forget sessions idle past their timeout; return their ids."""
+        expired = [s for s in list(self.sessions.values()) if self.expires_in(s) <= 0]
+        for session in expired:
+            log.info("session %s expired after %.1f idle minutes", session.id, session.record.timeout_minutes)
+            session.record.reason = "timeout"
+            with contextlib.suppress(Exception):
+                await session.close()
+            self.sessions.pop(session.id, None)
+            with contextlib.suppress(Exception):
+                await self.store.delete_session(session.id)
+        return [s.id for s in expired]
+
+    def counts(self) -> dict[str, Any]:
+        active = sum(1 for s in self.sessions.values() if s.status in ACTIVE)
+        return {"sessions": len(self.sessions), "active": active}

@@ -1,0 +1,65 @@
+"""Output of a target: chunks coalesced into entries, then appended to the state store."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+
+from debugrelay.errors import RelayError
+from debugrelay.store import StateStore
+
+log = logging.getLogger(__name__)
+
+FLUSH_DELAY = 0.02  # debugpy sends print()'s pieces as separate events: join them
+
+
+class OutputBuffer:
+    """Joins consecutive chunks of one stream and writes them out shortly after."""
+
+    def __init__(self, session_id: str, store: StateStore, max_chars: int) -> None:
+        self.session_id = session_id
+        self.store = store
+        self.max_chars = max_chars
+        self._pending: list[tuple[str, str, float]] = []
+        self._handle: asyncio.TimerHandle | None = None
+        self._flushing: asyncio.Task[None] | None = None
+
+    def add(self, stream: str, text: str) -> None:
+        if not text:
+            return
+        now = time.time()
+        last = self._pending[-1] if self._pending else None
+        if last and last[0] == stream and not last[1].endswith("\n") and len(last[1]) < self.max_chars:
+            self._pending[-1] = (stream, last[1] + text, last[2])
+        else:
+            self._pending.append((stream, text, now))
+        if self._handle is None:
+            loop = asyncio.get_running_loop()
+            self._handle = loop.call_later(FLUSH_DELAY, self._schedule)
+
+    def _schedule(self) -> None:
+        self._handle = None
+        if self._flushing is None or self._flushing.done():
+            self._flushing = asyncio.create_task(self.flush())
+
+    async def flush(self) -> None:
+        """Write everything pending; kept for a later try when the store is unreachable."""
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+        if not self._pending:
+            return
+        batch, self._pending = self._pending, []
+        entries: list[tuple[str, str, float]] = []
+        for stream, text, at in batch:
+            for i in range(0, len(text), self.max_chars):
+                entries.append((stream, text[i : i + self.max_chars], at))
+        try:
+            await self.store.append_output(self.session_id, entries)
+        except RelayError as exc:
+            log.warning("session %s: output kept for later, store failed: %s", self.session_id, exc.message)
+            self._pending[:0] = batch
+            with contextlib.suppress(RuntimeError):
+                self._handle = asyncio.get_running_loop().call_later(1.0, self._schedule)

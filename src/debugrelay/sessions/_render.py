@@ -1,0 +1,120 @@
+"""Compact rendering of DAP variables: truncation, lengths, circular references, failed reprs."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._session import Session
+
+# debugpy's synthetic groups are not variables
+GROUPS = frozenset({"special variables", "function variables", "class variables", "protected variables"})
+_SHORTENED = ("...]", "...)", "...}", "...'", '..."')
+
+
+@dataclass(frozen=True)
+class RefMeta:
+    """What the relay knows about a variables reference: its frame, expression and ancestors."""
+
+    frame_id: int
+    evaluate_name: str | None
+    chain: tuple[int, ...]
+    obj_id: int | None = None
+    length: int | None = None
+
+
+def render_one(var: dict[str, Any], max_chars: int) -> dict[str, Any]:
+    name = var.get("name", "")
+    value: str = var.get("value", "")
+    vtype = var.get("type") or None
+    out: dict[str, Any] = {"name": name, "value": value, "type": vtype}
+    if value.startswith("Unable to get repr for"):
+        out["value"] = f"<{vtype or 'object'} object>"
+        out["repr_error"] = True
+    elif len(value) > max_chars:
+        out["value"] = value[:max_chars] + "..."
+        out["truncated"] = True
+    elif value.endswith(_SHORTENED) and len(value) > 40:
+        out["truncated"] = True
+    ref = var.get("variablesReference") or 0
+    if ref:
+        out["variable_reference"] = ref
+        out["expandable"] = True
+    if name.isdigit():
+        out["index"] = int(name)
+        out["name"] = str(int(name))
+    return out
+
+
+async def render_variables(
+    session: Session, ref: int, raw: list[dict[str, Any]], start: int, count: int | None
+) -> dict[str, Any]:
+    """Filter, page and render children of ``ref``; add lengths and circular marks when the probe runs."""
+    meta = session._refs.get(ref)
+    items = [v for v in raw if v.get("name") not in GROUPS]
+    total = len(items)
+    if meta is not None and meta.length is not None and items and all(
+        v.get("name", "").isdigit() for v in items
+    ):
+        total = max(total, meta.length)
+    page = items[start : start + count] if count is not None else items[start:]
+    max_chars = session.settings.value_max_chars
+    rendered = [render_one(v, max_chars) for v in page]
+    if meta is not None:
+        await _augment(session, meta, page, rendered)
+    return {
+        "variables": rendered,
+        "total": total,
+        "has_more": start + len(page) < total,
+    }
+
+
+async def _augment(session: Session, meta: RefMeta, page: list[dict[str, Any]], rendered: list[dict[str, Any]]) -> None:
+    picked = [
+        i for i, r in enumerate(rendered)
+        if (r.get("expandable") or r.get("truncated") or r.get("repr_error")) and page[i].get("evaluateName")
+    ]
+    exprs = [page[i]["evaluateName"] for i in picked]
+    if meta.evaluate_name:
+        exprs.insert(0, meta.evaluate_name)
+    if not picked:
+        return
+    chain = list(meta.chain)
+    raw = await session.probe(
+        meta.frame_id, f"__import__('_debugrelay_probe').meta([{', '.join(exprs)}], {chain!r})"
+    )
+    if raw is None:
+        return
+    try:
+        facts = json.loads(raw)
+    except ValueError:
+        return
+    parent_id = None
+    if meta.evaluate_name:
+        parent_id = facts.pop(0)[0]
+    ancestors = {*meta.chain, *([parent_id] if parent_id is not None else [])}
+    child_chain = (*meta.chain, parent_id) if parent_id is not None else meta.chain
+    for i, (obj_id, length, _) in zip(picked, facts, strict=False):
+        out = rendered[i]
+        if length is not None:
+            out["length"] = length
+        if out.get("repr_error"):
+            out["value"] = f"<{out.get('type') or 'object'} object at {hex(obj_id)}>"
+        if obj_id in ancestors:
+            out["value"] = f"<circular: {_ancestor_name(meta)}>"
+            out["circular"] = True
+        child_ref = page[i].get("variablesReference") or 0
+        if child_ref:
+            session._refs[child_ref] = RefMeta(
+                frame_id=meta.frame_id,
+                evaluate_name=page[i]["evaluateName"],
+                chain=tuple(c for c in child_chain if c is not None),
+                obj_id=obj_id,
+                length=length,
+            )
+
+
+def _ancestor_name(meta: RefMeta) -> str:
+    return meta.evaluate_name or "parent"

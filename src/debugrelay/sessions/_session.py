@@ -1,0 +1,766 @@
+"""One debug session: its record, its target and the one DAP connection that drives it.
+
+Commands are serialized by a lock; events arrive from the DAP client's reader task. The record is
+saved to the state store on every change that matters, so another relay can carry the session on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from typing import Any
+
+from debugrelay.config import Settings
+from debugrelay.dap import DapClient
+from debugrelay.errors import (
+    DebugpyError,
+    DebugpyTimeout,
+    EvaluationError,
+    InvalidReference,
+    InvalidRequest,
+    InvalidState,
+    LaunchFailed,
+    NotPaused,
+    RelayError,
+    TargetGone,
+)
+from debugrelay.launchers import Launcher, Target
+from debugrelay.models import (
+    AttachSpec,
+    ExceptionFilters,
+    ExceptionInfo,
+    LaunchRequest,
+    Location,
+    SessionRecord,
+    Stop,
+)
+from debugrelay.store import StateStore
+
+from . import _breakpoints as bps
+from ._output import OutputBuffer
+from ._render import RefMeta, render_variables
+
+log = logging.getLogger(__name__)
+
+ACTIVE = ("launching", "running", "paused")
+STEP_COMMANDS = {"step-over": "next", "step-into": "stepIn", "step-out": "stepOut", "continue": "continue"}
+
+ATTACH_ARGS: dict[str, Any] = {
+    "redirectOutput": True,
+    "showReturnValue": True,
+    "variablePresentation": {"special": "hide", "function": "hide", "class": "group", "protected": "inline"},
+}
+
+
+def exception_filters_for(stop_on_exception: object) -> list[str]:
+    """Map the launch's ``stop_on_exception`` to debugpy's exception filters."""
+    if stop_on_exception is True:
+        return ["raised", "uncaught"]
+    if stop_on_exception in (False, None, "none"):
+        return []
+    return [str(stop_on_exception)]
+
+
+class Session:
+    """A live session. Create through :class:`SessionManager`."""
+
+    def __init__(
+        self,
+        record: SessionRecord,
+        *,
+        store: StateStore,
+        settings: Settings,
+        launchers: dict[str, Launcher],
+    ) -> None:
+        self.record = record
+        self.store = store
+        self.settings = settings
+        self.launchers = launchers
+        self.client: DapClient | None = None
+        self.target: Target | None = None
+        self.lock = asyncio.Lock()
+        self._changed = asyncio.Event()
+        self._run_epoch = 0
+        self._frames: dict[int, list[dict[str, Any]]] = {}
+        self._totals: dict[int, int] = {}
+        self._refs: dict[int, RefMeta] = {}
+        self._threads: dict[int, str] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._ending = False
+        self.output = OutputBuffer(record.id, store, settings.output_entry_max_chars)
+        self.probe_available = True
+
+    # -- small helpers ---------------------------------------------------------------------
+
+    @property
+    def id(self) -> str:
+        return self.record.id
+
+    @property
+    def status(self) -> str:
+        return self.record.status
+
+    def touch(self) -> None:
+        self.record.last_activity = time.time()
+
+    async def save(self) -> None:
+        await self.store.save_session(self.record)
+
+    def _notify(self) -> None:
+        event, self._changed = self._changed, asyncio.Event()
+        event.set()
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _require_client(self) -> DapClient:
+        if self.client is None or self.client.closed.is_set():
+            raise InvalidState(
+                f"session is {self.status}: there is no running target",
+                details={"status": self.status},
+                hint="Launch the target first: POST /sessions/{id}/launch.",
+            )
+        return self.client
+
+    def require_paused(self) -> DapClient:
+        client = self._require_client()
+        if self.status != "paused" or self.record.stop is None:
+            raise NotPaused(f"the target is {self.status}, not paused", details={"status": self.status})
+        return client
+
+    def to_local(self, path: str | None) -> str | None:
+        if path is None or self.target is None:
+            return path
+        return self.target.to_local_path(path)
+
+    # -- launch / attach -------------------------------------------------------------------
+
+    async def launch(self, spec: LaunchRequest) -> None:
+        """Start the target and attach to it; breakpoints are in place before its first line runs."""
+        async with self.lock:
+            if self.status in ACTIVE:
+                raise InvalidState(
+                    f"session is already {self.status}",
+                    details={"status": self.status},
+                    hint="Terminate or restart it first (POST /sessions/{id}/terminate | /restart).",
+                )
+            launcher = self._launcher_for(spec)
+            script = bps.prepare_launch(spec)
+            self.record.mode = "launch"
+            self.record.launch = spec
+            await self._start(launcher, spec, script)
+
+    def _launcher_for(self, spec: LaunchRequest) -> Launcher:
+        name = spec.launcher or self.settings.default_launcher
+        launcher = self.launchers.get(name)
+        if launcher is None:
+            raise InvalidRequest(
+                f"launcher '{name}' is not available on this relay",
+                details={"launcher": name, "available": sorted(self.launchers)},
+                hint="Use one of details.available.",
+            )
+        return launcher
+
+    async def _start(self, launcher: Launcher, spec: LaunchRequest, script: str | None) -> None:
+        self._reset_run_state()
+        bps.reset_run(self.record)
+        self.record.status = "launching"
+        self.record.exit_code = None
+        self.record.reason = None
+        self.record.error = None
+        self.record.stop = None
+        await self.save()
+        target: Target | None = None
+        try:
+            target = await launcher.start(spec, session_id=self.id)
+            self.target = target
+            self.record.target = target.describe()
+            entry = bps.entry_breakpoint(self.record, spec, script) if spec.stop_on_entry else None
+            filters = self.record.exception_filters or ExceptionFilters(
+                filters=exception_filters_for(spec.stop_on_exception)
+            )
+            self.record.exception_filters = filters
+            await self._connect(target, self.settings.launch_timeout)
+            await self._configure(
+                {**ATTACH_ARGS, "justMyCode": spec.just_my_code, "subProcess": spec.debug_subprocesses}
+            )
+            if entry is not None:
+                log.debug("session %s: entry breakpoint at %s:%s", self.id, entry.file, entry.line)
+            for line in spec.stdin_inputs:
+                await target.send_input((line if line.endswith("\n") else line + "\n").encode())
+        except RelayError as exc:
+            await self._launch_failed(target, exc)
+            raise
+        except Exception as exc:
+            log.exception("session %s: launch failed", self.id)
+            err = LaunchFailed(f"launch failed: {exc}")
+            await self._launch_failed(target, err)
+            raise err from exc
+        if self.record.status == "launching":
+            self.record.status = "running"
+        await self.save()
+        self._notify()
+
+    async def _launch_failed(self, target: Target | None, exc: RelayError) -> None:
+        tail = target.output_tail() if target is not None else ""
+        if tail:
+            exc.details.setdefault("output_tail", tail[-2000:])
+        if self.client is not None:
+            await self.client.close()
+            self.client = None
+        if target is not None:
+            with contextlib.suppress(Exception):
+                await target.terminate()
+        self.target = None
+        self.record.status = "failed"
+        self.record.error = exc.to_dict()
+        self.record.breakpoints = [b for b in self.record.breakpoints if not b.internal]
+        await self.save()
+        self._notify()
+
+    async def attach(self, spec: AttachSpec) -> None:
+        """Attach to a debugpy someone else started (``--listen host:port``)."""
+        from debugrelay.launchers.remote import RemoteTarget
+
+        async with self.lock:
+            if self.status in ACTIVE:
+                raise InvalidState(f"session is already {self.status}", details={"status": self.status})
+            self.record.mode = "attach"
+            self.record.attach = spec
+            self._reset_run_state()
+            self.record.status = "launching"
+            await self.save()
+            target = await RemoteTarget.resolve(spec)
+            try:
+                self.target = target
+                self.record.target = target.describe()
+                await self._connect(target, self.settings.launch_timeout, single_try=True)
+                mappings = [
+                    {"localRoot": m.local_root, "remoteRoot": m.remote_root} for m in spec.path_mappings
+                ]
+                await self._configure({**ATTACH_ARGS, "justMyCode": False, "pathMappings": mappings})
+            except RelayError as exc:
+                await self._launch_failed(None, exc)
+                raise
+            if self.record.status == "launching":
+                self.record.status = "running"
+            await self.save()
+            self._notify()
+
+    async def _connect(self, target: Target, timeout: float, *, single_try: bool = False) -> None:
+        """Connect to the target's debugpy, retrying until it listens.
+
+        A bare connect-and-close probe kills a debuggee waiting for its client, so readiness
+        is the DAP connection itself.
+        """
+        deadline = time.monotonic() + timeout
+        delay = 0.005
+        while True:
+            code = target.poll()
+            if code is not None:
+                raise LaunchFailed(
+                    f"the target exited with code {code} before debugpy was ready",
+                    details={"exit_code": code},
+                )
+            try:
+                client = await DapClient.connect(
+                    target.host, target.port, timeout=2.0,
+                    request_timeout=self.settings.request_timeout, name=f"dap-{self.id}",
+                )
+                break
+            except (OSError, TimeoutError) as exc:
+                if single_try or time.monotonic() > deadline:
+                    raise LaunchFailed(
+                        f"cannot reach debugpy at {target.host}:{target.port}: {exc}",
+                        details={"host": target.host, "port": target.port},
+                        hint="Is debugpy listening there (python -m debugpy --listen ...)? "
+                        "Only one client can be attached at a time.",
+                    ) from exc
+                await asyncio.sleep(delay)
+                delay = min(delay * 1.5, 0.05)
+        client.add_listener(self._on_event)
+        self.client = client
+
+    async def _configure(self, attach_args: dict[str, Any]) -> None:
+        client = self._require_client()
+        await client.request(
+            "initialize",
+            {
+                "clientID": "debugrelay",
+                "clientName": "debugrelay",
+                "adapterID": "debugpy",
+                "linesStartAt1": True,
+                "columnsStartAt1": True,
+                "pathFormat": "path",
+                "supportsVariableType": True,
+                "supportsVariablePaging": True,
+                "supportsRunInTerminalRequest": False,
+            },
+        )
+        initialized = client.expect_event("initialized")
+        attach = client.send("attach", attach_args)
+        try:
+            await asyncio.wait_for(asyncio.shield(initialized), self.settings.launch_timeout)
+        except TimeoutError as exc:
+            with contextlib.suppress(DebugpyError, TargetGone):
+                if attach.done():
+                    await client.result(attach, "attach", 0.1)
+            raise DebugpyTimeout("debugpy did not initialize in time") from exc
+        await bps.sync_all(self)
+        await self.apply_exception_filters()
+        await client.request("configurationDone")
+        await client.result(attach, "attach", self.settings.launch_timeout)
+
+    async def apply_exception_filters(self) -> None:
+        client = self._require_client()
+        filters = self.record.exception_filters or ExceptionFilters()
+        args: dict[str, Any] = {"filters": list(filters.filters)}
+        if filters.exception_types:
+            mode = "always" if "raised" in filters.filters else "unhandled"
+            args["filters"] = []
+            args["exceptionOptions"] = [
+                {"path": [{"names": ["Python Exceptions"]}, {"names": list(filters.exception_types)}],
+                 "breakMode": mode}
+            ]
+        await client.request("setExceptionBreakpoints", args)
+
+    def _reset_run_state(self) -> None:
+        self._frames.clear()
+        self._totals.clear()
+        self._refs.clear()
+        self._threads.clear()
+        self._ending = False
+        self._run_epoch += 1
+
+    # -- events ----------------------------------------------------------------------------
+
+    def _on_event(self, event: str, body: Any) -> None:
+        if event == "output":
+            category = (body or {}).get("category", "console")
+            if category in ("stdout", "stderr") or (category == "console" and body.get("output")):
+                self.output.add("stdout" if category == "console" else category, body.get("output", ""))
+        elif event == "stopped":
+            self._spawn(self._on_stopped(body or {}, self._run_epoch))
+        elif event == "continued":
+            self._on_continued()
+        elif event == "thread":
+            tid = body.get("threadId")
+            if body.get("reason") == "exited":
+                self._threads.pop(tid, None)
+        elif event == "exited":
+            self.record.exit_code = body.get("exitCode")
+        elif event in ("terminated", "_closed"):
+            self._spawn(self._on_end(event))
+
+    def _on_continued(self) -> None:
+        self._run_epoch += 1
+        self._frames.clear()
+        self._refs.clear()
+        if self.status == "paused":
+            self.record.status = "running"
+            self.record.stop = None
+            self._notify()
+
+    async def _on_stopped(self, body: dict[str, Any], epoch: int) -> None:
+        client = self.client
+        if client is None:
+            return
+        tid = int(body.get("threadId") or 0)
+        reason = body.get("reason", "pause")
+        try:
+            trace = await client.request("stackTrace", {"threadId": tid, "startFrame": 0, "levels": 50})
+        except RelayError:
+            trace = {"stackFrames": []}
+        if epoch != self._run_epoch:
+            return  # resumed meanwhile
+        frames = trace.get("stackFrames", [])
+        self._frames = {tid: frames}
+        self._totals = {tid: int(trace.get("totalFrames") or len(frames))}
+        location = self._location(frames[0]) if frames else None
+        hit, entry = bps.on_hit(self.record, body.get("hitBreakpointIds") or [])
+        exception = None
+        if reason == "exception":
+            exception = await self._exception_info(client, tid, location)
+        elif entry:
+            reason = "entry"
+        self.record.stop_count += 1
+        stop = Stop(
+            reason=reason,
+            thread_id=tid,
+            location=location,
+            description=body.get("description") or body.get("text"),
+            breakpoint_ids=hit,
+            exception=exception,
+            all_threads_stopped=bool(body.get("allThreadsStopped", True)),
+            at=time.time(),
+            seq=self.record.stop_count,
+        )
+        if epoch != self._run_epoch:
+            return
+        self.record.stop = stop
+        self.record.stop_history = [*self.record.stop_history, stop][-self.settings.stop_history :]
+        self.record.status = "paused"
+        self._notify()
+        if entry:
+            with contextlib.suppress(RelayError):
+                await bps.drop_entry(self)
+        with contextlib.suppress(RelayError):
+            await self.save()
+
+    async def _exception_info(self, client: DapClient, tid: int, location: Location | None) -> ExceptionInfo:
+        try:
+            info = await client.request("exceptionInfo", {"threadId": tid})
+        except RelayError:
+            return ExceptionInfo(type="Exception", location=location)
+        details = info.get("details") or {}
+        type_name = details.get("typeName") or info.get("exceptionId") or "Exception"
+        message = details.get("message")
+        if message is None:
+            message = info.get("description") or ""
+        mode = info.get("breakMode")
+        return ExceptionInfo(
+            type=type_name,
+            message=message,
+            unhandled=mode in ("unhandled", "userUnhandled"),
+            break_mode=mode,
+            location=location,
+        )
+
+    def _location(self, frame: dict[str, Any]) -> Location:
+        source = frame.get("source") or {}
+        return Location(
+            file=self.to_local(source.get("path")) or source.get("name"),
+            line=frame.get("line"),
+            function=frame.get("name"),
+        )
+
+    async def _on_end(self, why: str) -> None:
+        if self._ending or self.status not in ACTIVE:
+            return
+        self._ending = True
+        target, client = self.target, self.client
+        exit_code = self.record.exit_code
+        if target is not None:
+            exit_code = await _wait_exit(target, 2.0) if exit_code is None else exit_code
+            with contextlib.suppress(Exception):
+                await target.terminate()
+            if exit_code is None:
+                exit_code = target.poll()
+        if client is not None:
+            await client.close()
+        self.client = None
+        await self.output.flush()
+        self.record.exit_code = exit_code
+        self.record.status = "terminated"
+        self.record.reason = self.record.reason or "target_exited"
+        self.record.stop = None
+        self._frames.clear()
+        self._refs.clear()
+        self._run_epoch += 1
+        bps.mark_unhit(self.record)
+        with contextlib.suppress(RelayError):
+            await self.save()
+        self._notify()
+
+    # -- execution control -----------------------------------------------------------------
+
+    async def resume(self, command: str, thread_id: int | None = None, wait: float | None = None) -> None:
+        """continue / step-over / step-into / step-out; steps wait for the next stop."""
+        dap_command = STEP_COMMANDS[command]
+        async with self.lock:
+            client = self.require_paused()
+            stop = self.record.stop
+            assert stop is not None
+            tid = thread_id or stop.thread_id
+            if thread_id is not None and thread_id not in self._known_threads():
+                raise InvalidRequest(f"no thread {thread_id}", details={"thread_id": thread_id},
+                                     hint="List threads with GET /sessions/{id}/threads.")
+            seen = self.record.stop_count
+            args: dict[str, Any] = {"threadId": tid}
+            if dap_command == "continue" and thread_id is not None:
+                args["singleThread"] = True
+            await client.request(dap_command, args)
+            self._on_continued()
+        if wait:
+            await self.wait_for_stop(seen, wait)
+
+    def _known_threads(self) -> set[int]:
+        return set(self._threads) | set(self._frames) | (
+            {self.record.stop.thread_id} if self.record.stop else set()
+        )
+
+    async def pause(self, wait: float = 2.0) -> None:
+        async with self.lock:
+            client = self._require_client()
+            if self.status == "paused":
+                return
+            if self.status not in ("running", "launching"):
+                raise InvalidState(f"cannot pause a {self.status} session", details={"status": self.status})
+            seen = self.record.stop_count
+            await client.request("pause", {"threadId": 0})
+        await self.wait_for_stop(seen, wait)
+
+    async def wait_for_stop(self, seen: int, timeout: float) -> bool:
+        """Wait until a stop newer than ``seen`` is recorded or the session ends; False on timeout."""
+        deadline = time.monotonic() + max(0.0, timeout)
+        while self.record.stop_count <= seen and self.status in ACTIVE:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            changed = self._changed
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(changed.wait(), remaining)
+        return True
+
+    async def wait(self, timeout: float) -> bool:
+        """Long-poll until the session is paused or ended; True unless the timeout passed first."""
+        deadline = time.monotonic() + max(0.0, timeout)
+        while self.status in ("launching", "running"):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            changed = self._changed
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(changed.wait(), remaining)
+        return True
+
+    async def terminate(self, reason: str = "terminated") -> None:
+        """Kill the target (its whole process tree or container); the session stays, terminated."""
+        async with self.lock:
+            await self._stop_target(reason, terminate=True)
+
+    async def detach(self) -> None:
+        """Disconnect and leave the target running (its breakpoints are cleared by debugpy)."""
+        async with self.lock:
+            if self.status not in ACTIVE:
+                raise InvalidState(f"session is {self.status}: nothing to detach", details={"status": self.status})
+            await self._stop_target("detached", terminate=False)
+
+    async def _stop_target(self, reason: str, *, terminate: bool) -> None:
+        self._ending = True
+        client, target = self.client, self.target
+        if client is not None and not client.closed.is_set():
+            with contextlib.suppress(RelayError):
+                await client.request(
+                    "disconnect", {"terminateDebuggee": terminate, "restart": False}, timeout=2.0
+                )
+            await client.close()
+        self.client = None
+        exit_code = self.record.exit_code
+        if target is not None and terminate:
+            with contextlib.suppress(Exception):
+                code = await target.terminate()
+                exit_code = code if exit_code is None else exit_code
+        await self.output.flush()
+        if self.status in ACTIVE or self.status == "created":
+            self.record.status = "terminated"
+            self.record.reason = reason
+            self.record.exit_code = exit_code
+        self.record.stop = None
+        self._reset_run_state()
+        self._ending = True
+        self.target = None
+        bps.mark_unhit(self.record)
+        await self.save()
+        self._notify()
+
+    async def restart(self) -> None:
+        """Start the same launch again, with the same breakpoints."""
+        spec = self.record.launch
+        if self.record.mode != "launch" or spec is None:
+            raise InvalidState("only launched sessions can be restarted", hint="Attach again instead.")
+        async with self.lock:
+            await self._stop_target("restarted", terminate=True)
+            launcher = self._launcher_for(spec)
+            script = bps.prepare_launch(spec)
+            await self._start(launcher, spec, script)
+
+    async def close(self) -> None:
+        """End the target and drop the connection (session deletion, relay shutdown)."""
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.terminate("deleted"), 10)
+        for task in list(self._tasks):
+            task.cancel()
+
+    async def send_input(self, text: str) -> None:
+        target = self.target
+        if target is None or self.status not in ACTIVE:
+            raise InvalidState(f"session is {self.status}: no target to send input to", details={"status": self.status})
+        await target.send_input(text.encode())
+
+    # -- inspection ------------------------------------------------------------------------
+
+    async def threads(self) -> list[dict[str, Any]]:
+        client = self._require_client()
+        body = await client.request("threads")
+        stop = self.record.stop
+        out = []
+        for thread in body.get("threads", []):
+            tid = thread["id"]
+            self._threads[tid] = thread.get("name", "")
+            item: dict[str, Any] = {"id": tid, "name": thread.get("name")}
+            if self.status == "paused":
+                item["state"] = "stopped" if (stop and (stop.all_threads_stopped or stop.thread_id == tid)) else "running"
+                item["is_current"] = bool(stop and stop.thread_id == tid)
+            else:
+                item["state"] = "running"
+            out.append(item)
+        return out
+
+    async def frames(self, thread_id: int | None = None, levels: int = 0) -> tuple[int, list[dict[str, Any]], int]:
+        """(thread_id, DAP frames, total) for a paused thread, fetched once per stop."""
+        client = self.require_paused()
+        stop = self.record.stop
+        assert stop is not None
+        tid = thread_id or stop.thread_id
+        cached = self._frames.get(tid)
+        if cached is not None and (levels and len(cached) >= levels):
+            return tid, cached, max(len(cached), self._totals.get(tid, len(cached)))
+        try:
+            body = await client.request("stackTrace", {"threadId": tid, "startFrame": 0, "levels": max(levels, 1000)})
+        except DebugpyError as exc:
+            raise InvalidRequest(f"no stack for thread {tid}: {exc.message}", details={"thread_id": tid},
+                                 hint="List threads with GET /sessions/{id}/threads.") from exc
+        frames = body.get("stackFrames", [])
+        self._frames[tid] = frames
+        self._totals[tid] = int(body.get("totalFrames") or len(frames))
+        return tid, frames, self._totals[tid]
+
+    async def stacktrace(self, thread_id: int | None, start: int, count: int) -> dict[str, Any]:
+        tid, frames, total = await self.frames(thread_id, start + count)
+        out = []
+        for index, frame in enumerate(frames[start : start + count], start=start):
+            source = frame.get("source") or {}
+            item: dict[str, Any] = {
+                "id": index,
+                "name": frame.get("name"),
+                "file": self.to_local(source.get("path")) or source.get("name"),
+                "line": frame.get("line"),
+            }
+            if not source.get("path") or source.get("sourceReference"):
+                item["source_available"] = False
+            if frame.get("presentationHint") == "subtle" or _is_library(source.get("path")):
+                item["is_external"] = True
+            out.append(item)
+        return {"thread_id": tid, "total_frames": total, "frames": out}
+
+    async def frame_id(self, index: int, thread_id: int | None = None) -> int:
+        """DAP frame id of frame ``index`` (0 = top) of a paused thread."""
+        if index < 0:
+            raise InvalidRequest("frame_id must be >= 0", details={"frame_id": index})
+        _, frames, total = await self.frames(thread_id, index + 1)
+        if index >= len(frames):
+            raise InvalidReference(
+                f"no frame {index}: the stack has {total} frames",
+                details={"frame_id": index, "total_frames": total},
+                hint="Frame ids are indexes into GET /sessions/{id}/stacktrace (0 = top).",
+            )
+        return int(frames[index]["id"])
+
+    async def scopes(self, index: int, thread_id: int | None = None) -> list[dict[str, Any]]:
+        client = self.require_paused()
+        fid = await self.frame_id(index, thread_id)
+        body = await client.request("scopes", {"frameId": fid})
+        out = []
+        for scope in body.get("scopes", []):
+            ref = scope.get("variablesReference", 0)
+            self._refs[ref] = RefMeta(frame_id=fid, evaluate_name=None, chain=())
+            out.append({"name": scope.get("name"), "reference": ref})
+        return out
+
+    async def variables(self, ref: int, start: int = 0, count: int | None = None) -> dict[str, Any]:
+        """Children of ``ref``, rendered compactly, paged by ``start``/``count``."""
+        client = self.require_paused()
+        if ref <= 0:
+            raise InvalidReference(f"variable reference {ref} is not valid", details={"reference": ref})
+        try:
+            body = await client.request("variables", {"variablesReference": ref})
+        except DebugpyError as exc:
+            raise InvalidReference(
+                f"variable reference {ref} is not valid at this stop", details={"reference": ref}
+            ) from exc
+        return await render_variables(self, ref, body.get("variables", []), start, count)
+
+    async def evaluate(
+        self, expression: str, frame_index: int | None = 0, context: str = "repl", thread_id: int | None = None
+    ) -> dict[str, Any]:
+        client = self.require_paused()
+        fid = await self.frame_id(frame_index or 0, thread_id)
+        try:
+            body = await client.request(
+                "evaluate", {"expression": expression, "frameId": fid, "context": context}
+            )
+        except DebugpyError as exc:
+            raise EvaluationError(
+                _last_line(exc.message), details={"expression": expression, "frame_id": frame_index or 0}
+            ) from exc
+        result: dict[str, Any] = {"result": body.get("result", ""), "type": body.get("type")}
+        ref = body.get("variablesReference") or 0
+        if ref:
+            self._refs[ref] = RefMeta(frame_id=fid, evaluate_name=expression, chain=())
+            result["variable_reference"] = ref
+            result["expandable"] = True
+        limit = self.settings.value_max_chars * 10
+        if len(result["result"]) > limit:
+            result["result"] = result["result"][:limit] + "..."
+            result["truncated"] = True
+        return result
+
+    async def probe(self, frame_id: int, expression: str) -> str | None:
+        """Evaluate a read-only helper in the target; None when the helper is not there."""
+        if not self.probe_available or self.client is None:
+            return None
+        try:
+            body = await self.client.request(
+                "evaluate", {"expression": expression, "frameId": frame_id, "context": "clipboard"}
+            )
+        except DebugpyError as exc:
+            if "_debugrelay_probe" in exc.message:
+                self.probe_available = False
+            return None
+        result: str = body.get("result", "")
+        return result
+
+    async def set_variable(self, ref: int, name: str, value: str) -> dict[str, Any]:
+        client = self.require_paused()
+        try:
+            body = await client.request("setVariable", {"variablesReference": ref, "name": name, "value": value})
+        except DebugpyError as exc:
+            raise EvaluationError(exc.message, details={"reference": ref, "name": name, "value": value}) from exc
+        return {"name": name, "value": body.get("value"), "type": body.get("type")}
+
+    async def completions(self, text: str, column: int | None, frame_index: int | None) -> list[dict[str, Any]]:
+        client = self.require_paused()
+        fid = await self.frame_id(frame_index or 0)
+        body = await client.request(
+            "completions", {"text": text, "column": column or len(text) + 1, "frameId": fid}
+        )
+        return [
+            {k: v for k, v in (("label", t.get("label")), ("type", t.get("type"))) if v}
+            for t in body.get("targets", [])
+        ]
+
+
+async def _wait_exit(target: Target, timeout: float) -> int | None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        code = target.poll()
+        if code is not None:
+            return code
+        await asyncio.sleep(0.02)
+    return target.poll()
+
+
+def _last_line(message: str) -> str:
+    """debugpy sends the whole traceback of a failed evaluation; its last line says what failed."""
+    lines = [line for line in message.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else message
+
+
+def _is_library(path: str | None) -> bool:
+    return bool(path) and ("site-packages" in str(path) or "/lib/python3" in str(path) or "<frozen" in str(path))
+

@@ -1,0 +1,73 @@
+"""What the API shows of a session: a compact status and a fuller detail view."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from ._session import Session
+
+WARN_FRACTION = 0.5  # warn once half of the idle timeout has passed
+
+
+def _loc(value: Any) -> Any:
+    return msgspec.to_builtins(value) if value is not None else None
+
+
+def status_view(session: Session, expires_in: float | None = None) -> dict[str, Any]:
+    """``{status, reason, location, exception, exit_code, ...}``: compact, nothing omitted that is set."""
+    rec = session.record
+    out: dict[str, Any] = {"session_id": rec.id, "status": rec.status}
+    stop = rec.stop
+    if rec.status == "paused" and stop is not None:
+        out["reason"] = stop.reason
+        out["thread_id"] = stop.thread_id
+        if stop.location is not None:
+            out["location"] = _loc(stop.location)
+        if stop.breakpoint_ids:
+            out["breakpoint_ids"] = stop.breakpoint_ids
+        if stop.exception is not None:
+            out["exception"] = _loc(stop.exception)
+        if stop.description and stop.reason not in ("breakpoint", "step", "entry"):
+            out["description"] = stop.description
+    elif rec.status in ("terminated", "failed"):
+        if rec.reason:
+            out["reason"] = rec.reason
+        if rec.exit_code is not None or rec.status == "terminated":
+            out["exit_code"] = rec.exit_code
+        if rec.error:
+            out["error"] = rec.error
+    if rec.recovered:
+        out["recovered"] = True
+    if expires_in is not None:
+        total = rec.timeout_minutes * 60
+        if expires_in <= total * WARN_FRACTION:
+            minutes = max(0, round(expires_in / 60))
+            out["warning"] = f"Session will expire in {minutes} minutes"
+    return out
+
+
+def session_view(session: Session, expires_in: float | None = None) -> dict[str, Any]:
+    rec = session.record
+    out = status_view(session, expires_in)
+    out.update(
+        {
+            "name": rec.name,
+            "mode": rec.mode,
+            "created_at": rec.created_at,
+            "timeout_minutes": rec.timeout_minutes,
+            "breakpoints": sum(1 for b in rec.breakpoints if not b.internal),
+        }
+    )
+    if expires_in is not None:
+        out["expires_in_seconds"] = round(max(0.0, expires_in), 1)
+    if rec.launch is not None:
+        out["launch"] = msgspec.to_builtins(rec.launch)
+    if rec.attach is not None:
+        out["attach"] = msgspec.to_builtins(rec.attach)
+    if rec.target is not None:
+        out["target"] = {k: v for k, v in rec.target.items() if v is not None}
+    if rec.notes:
+        out["notes"] = rec.notes
+    return {k: v for k, v in out.items() if v is not None or k == "exit_code"}
