@@ -1,0 +1,138 @@
+"""Shared fixtures: a real relay process on a free port, driven over HTTP like an agent would."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+TARGETS = Path(__file__).parent / "targets"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class Relay:
+    """A ``debugrelay serve`` subprocess and an HTTP client bound to it."""
+
+    def __init__(self, tmp: Path, env: dict[str, str] | None = None, args: list[str] | None = None) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = tmp / f"relay-{self.port}.log"
+        full_env = {**os.environ, "DEBUGRELAY_STATE_DIR": str(tmp / "state"), **(env or {})}
+        with self.log.open("wb") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "debugrelay.cli", "serve", "--port", str(self.port), *(args or [])],
+                env=full_env, stdout=log, stderr=subprocess.STDOUT,
+            )
+        headers = {}
+        if full_env.get("DEBUGRELAY_TOKEN"):
+            headers["Authorization"] = f"Bearer {full_env['DEBUGRELAY_TOKEN']}"
+        self.http = httpx.Client(base_url=self.url, timeout=60, headers=headers)
+        self._wait_ready()
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"relay exited: {self.log.read_text()}")
+            try:
+                if self.http.get("/health").status_code == 200:
+                    return
+            except httpx.TransportError:
+                time.sleep(0.05)
+        raise RuntimeError(f"relay did not start: {self.log.read_text()}")
+
+    def stop(self) -> None:
+        self.http.close()
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+@pytest.fixture(scope="session")
+def relay(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Relay]:
+    r = Relay(tmp_path_factory.mktemp("relay"))
+    yield r
+    r.stop()
+
+
+@pytest.fixture
+def api(relay: Relay) -> httpx.Client:
+    return relay.http
+
+
+def target(name: str) -> str:
+    """Absolute path of a test target script."""
+    return str(TARGETS / name)
+
+
+def line_of(path: str, marker: str) -> int:
+    """The 1-based line of ``path`` holding ``# <marker>`` (targets mark lines instead of hard-coding)."""
+    for number, text in enumerate(Path(path).read_text().splitlines(), 1):
+        if text.rstrip().endswith(f"# {marker}"):
+            return number
+    raise LookupError(f"no '# {marker}' in {path}")
+
+
+def ok(response: httpx.Response, status: int = 200) -> Any:
+    assert response.status_code == status, response.text
+    return response.json()
+
+
+class Sessions:
+    """Helpers for the common agent moves, each one HTTP call."""
+
+    def __init__(self, http: httpx.Client) -> None:
+        self.http = http
+        self.created: list[str] = []
+
+    def create(self, **body: Any) -> str:
+        sid: str = ok(self.http.post("/sessions", json=body), 201)["session_id"]
+        self.created.append(sid)
+        return sid
+
+    def bp(self, sid: str, path: str, line: int, **extra: Any) -> Any:
+        return ok(self.http.post(f"/sessions/{sid}/breakpoints", json={"source": {"path": path}, "line": line, **extra}))
+
+    def launch(self, sid: str, script: str, **extra: Any) -> Any:
+        return ok(self.http.post(f"/sessions/{sid}/launch", json={"script": script, **extra}))
+
+    def wait(self, sid: str, timeout: float = 30) -> Any:
+        return ok(self.http.post(f"/sessions/{sid}/wait", json={"timeout": timeout}))
+
+    def start_at(self, script: str, marker: str, **launch: Any) -> tuple[str, Any]:
+        """Create, break at ``# marker``, launch and wait for the stop: (session id, status)."""
+        sid = self.create()
+        self.bp(sid, script, line_of(script, marker))
+        self.launch(sid, script, **launch)
+        status = self.wait(sid)
+        assert status["status"] == "paused", status
+        return sid, status
+
+    def cleanup(self) -> None:
+        for sid in self.created:
+            self.http.delete(f"/sessions/{sid}")
+
+
+@pytest.fixture
+def sessions(api: httpx.Client) -> Iterator[Sessions]:
+    helper = Sessions(api)
+    yield helper
+    helper.cleanup()

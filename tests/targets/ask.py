@@ -1,0 +1,5 @@
+"""Reads two answers from stdin."""
+
+name = input("name? ")
+colour = input("colour? ")
+print(f"got {name} {colour}")
