@@ -19,6 +19,7 @@ from debugrelay.sessions import SessionManager
 from debugrelay.store import open_store
 
 from .auth import token_middleware
+from .autopsy import AutopsyController
 from .breakpoints import BreakpointController, ProfileController
 from .errors import exception_handlers
 from .inspection import InspectionController
@@ -64,6 +65,7 @@ def create_app(settings: Settings | None = None, manager: SessionManager | None 
     return Litestar(
         route_handlers=[
             SessionController, InspectionController, BreakpointController, ProfileController, ServerController,
+            AutopsyController,
         ],
         dependencies={
             "manager": Provide(provide_manager, sync_to_thread=False),

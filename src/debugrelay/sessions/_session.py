@@ -6,6 +6,7 @@ saved to the state store on every change that matters, so another relay can carr
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import contextlib
 import logging
@@ -399,6 +400,9 @@ class Session:
             at=time.time(),
             seq=self.record.stop_count,
         )
+        from debugrelay.inspect import remember_stop  # the top frame's locals, for GET /changes
+
+        await remember_stop(self, stop, frames)
         if epoch != self._run_epoch:
             return
         self.record.stop = stop
@@ -719,10 +723,13 @@ class Session:
                 "evaluate", {"expression": expression, "frameId": frame_id, "context": "clipboard"}
             )
         except DebugpyError as exc:
-            if "_debugrelay_probe" in exc.message:
+            if "No module named" in exc.message and "_debugrelay_probe" in exc.message:
                 self.probe_available = False
             return None
         result: str = body.get("result", "")
+        if result[:1] in ("'", '"'):  # debugpy answers with the str's repr, even for 'clipboard'
+            with contextlib.suppress(ValueError, SyntaxError):
+                result = str(ast.literal_eval(result))
         return result
 
     async def set_variable(self, ref: int, name: str, value: str) -> dict[str, Any]:

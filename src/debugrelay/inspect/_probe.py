@@ -1,0 +1,66 @@
+"""Calling the read-only helper module inside the target, with a timeout and a clear failure."""
+
+from __future__ import annotations
+
+import ast
+import json
+from typing import TYPE_CHECKING, Any
+
+from debugrelay.errors import DebugpyError, DebugpyTimeout, TargetGone
+
+if TYPE_CHECKING:
+    from debugrelay.sessions import Session
+
+PROBE = "__import__('_debugrelay_probe')"
+READ_TIMEOUT = 5.0  # one read of the target's state; a slow repr must not hold an autopsy for longer
+
+
+class ProbeUnavailable(Exception):
+    """The helper could not answer: not on the target's path (attach mode), timed out or failed."""
+
+
+async def call_probe(session: Session, frame_id: int, call: str, seconds: float = READ_TIMEOUT) -> Any:
+    """Evaluate ``_debugrelay_probe.<call>`` in DAP frame ``frame_id`` and decode its JSON answer."""
+    client = session.client
+    if client is None or not session.probe_available:
+        raise ProbeUnavailable("the relay's helper module is not available in this target")
+    try:
+        body = await client.request(
+            "evaluate",
+            {"expression": f"{PROBE}.{call}", "frameId": frame_id, "context": "clipboard"},
+            timeout=seconds,
+        )
+    except DebugpyTimeout as exc:
+        raise ProbeUnavailable(f"reading the target timed out after {seconds:g}s") from exc
+    except (DebugpyError, TargetGone) as exc:
+        if "No module named" in exc.message and "_debugrelay_probe" in exc.message:
+            session.probe_available = False
+        raise ProbeUnavailable(_last_line(exc.message)) from exc
+    try:
+        return json.loads(unquote(body.get("result", "")))
+    except ValueError as exc:
+        raise ProbeUnavailable("the helper's answer was not JSON") from exc
+
+
+def unquote(result: str) -> str:
+    """debugpy answers a str evaluation with its repr, even in the 'clipboard' context."""
+    if result[:1] in ("'", '"'):
+        try:
+            value = ast.literal_eval(result)
+        except (ValueError, SyntaxError):
+            return result
+        return value if isinstance(value, str) else result
+    return result
+
+
+async def dap(session: Session, command: str, args: dict[str, Any], seconds: float = READ_TIMEOUT) -> Any:
+    """One DAP request on the session's connection with a read timeout."""
+    client = session.client
+    if client is None:
+        raise TargetGone("the debug connection is closed")
+    return await client.request(command, args, timeout=seconds)
+
+
+def _last_line(message: str) -> str:
+    lines = [line for line in message.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else message
