@@ -102,6 +102,7 @@ class SessionController(Controller):
             session.record.name = data.name
         if data.timeout_minutes is not None:
             session.record.timeout_minutes = data.timeout_minutes
+            manager.poke()
         await session.save()
         return session_view(session, manager.expires_in(session))
 

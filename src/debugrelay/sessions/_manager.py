@@ -29,6 +29,7 @@ class SessionManager:
         self.launchers = launchers
         self.sessions: dict[str, Session] = {}
         self._reaper: asyncio.Task[None] | None = None
+        self._wake = asyncio.Event()
         self.started_at = time.time()
 
     async def start(self) -> None:
@@ -69,6 +70,7 @@ class SessionManager:
         session = Session(record, store=self.store, settings=self.settings, launchers=self.launchers)
         await session.save()
         self.sessions[record.id] = session
+        self.poke()
         if attach is not None:
             try:
                 await session.attach(attach)
@@ -100,14 +102,17 @@ class SessionManager:
     def expires_in(self, session: Session) -> float:
         return session.record.last_activity + session.record.timeout_minutes * 60 - time.time()
 
+    def poke(self) -> None:
+        """Deadlines changed (a session was created or its timeout set): re-plan the reaper."""
+        self._wake.set()
+
     async def _reap_loop(self) -> None:
         while True:
-            await asyncio.sleep(self._reap_interval())
             await self.reap()
-
-    def _reap_interval(self) -> float:
-        shortest = min((s.record.timeout_minutes for s in self.sessions.values()), default=1.0)
-        return max(0.05, min(30.0, shortest * 60 / 10))
+            nearest = min((self.expires_in(s) for s in self.sessions.values()), default=60.0)
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), max(0.05, min(60.0, nearest + 0.01)))
 
     async def reap(self) -> list[str]:
         """End and forget sessions idle past their timeout; return their ids."""

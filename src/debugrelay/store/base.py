@@ -7,7 +7,15 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from debugrelay.errors import InvalidRequest
 from debugrelay.models import BreakpointRecord, OutputEntry, SessionRecord
+
+
+def bad_cursor(since: str) -> InvalidRequest:
+    return InvalidRequest(
+        f"'{since}' is not an output cursor", details={"since": since},
+        hint="Pass the 'cursor' of a previous /output answer, or omit 'since' to read from the start.",
+    )
 
 
 def timestamp(at: float | None = None) -> str:

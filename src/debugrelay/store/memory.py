@@ -7,7 +7,7 @@ from collections import deque
 
 from debugrelay.models import BreakpointRecord, OutputEntry, SessionRecord
 
-from .base import OutputPage, StateStore, timestamp
+from .base import OutputPage, StateStore, bad_cursor, timestamp
 
 
 class _Stream:
@@ -55,10 +55,12 @@ class MemoryStore(StateStore):
             )
 
     async def read_output(self, session_id: str, since: str | None, limit: int) -> OutputPage:
+        if since and not since.isdigit():
+            raise bad_cursor(since)
         stream = self._streams.get(session_id)
         if stream is None or not stream.entries:
             return OutputPage([], since or "0", False)
-        after = int(since) if since and since.isdigit() else 0
+        after = int(since) if since else 0
         first = int(stream.entries[0].cursor)
         dropped = max(0, first - after - 1)
         selected = [e for e in stream.entries if int(e.cursor) > after]

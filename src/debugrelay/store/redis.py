@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -14,9 +15,10 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from debugrelay.errors import StoreUnavailable
 from debugrelay.models import BreakpointRecord, OutputEntry, SessionRecord
 
-from .base import OutputPage, StateStore, timestamp
+from .base import OutputPage, StateStore, bad_cursor, timestamp
 
 log = logging.getLogger(__name__)
+_CURSOR = re.compile(r"^\d+(-\d+)?$")
 T = TypeVar("T")
 _profiles_type = list[BreakpointRecord]
 
@@ -93,6 +95,8 @@ class RedisStore(StateStore):
         await self._call(run)
 
     async def read_output(self, session_id: str, since: str | None, limit: int) -> OutputPage:
+        if since and not _CURSOR.match(since):
+            raise bad_cursor(since)
         key = self._key("output", session_id)
         start = f"({since}" if since and since != "0" else "-"
 
