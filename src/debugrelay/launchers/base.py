@@ -29,6 +29,9 @@ class Target(abc.ABC):
     async def terminate(self) -> int | None:
         """End the target and everything it started; return its exit code when known."""
 
+    def on_attached(self) -> None:  # noqa: B027 - optional hook
+        """Called once the relay's DAP connection is up (e.g. to note the adapter's PID)."""
+
     def output_tail(self, max_bytes: int = 4096) -> str:
         """The last raw output the target wrote outside the debugger, for failure reports."""
         return ""

@@ -8,7 +8,9 @@ import os
 import shutil
 import socket
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -26,17 +28,51 @@ def free_port() -> int:
         return port
 
 
-def kill_tree(pid: int) -> None:
-    """Kill a process and all its descendants, each by PID (debugpy's adapter outlives its debuggee)."""
+def kill_tree(pid: int, *, reap_root: bool = True) -> None:
+    """Kill a process and all its descendants, each by PID.
+
+    ``reap_root=False`` leaves reaping the root to its parent (asyncio waits for its own child).
+    """
     try:
         root = psutil.Process(pid)
-        procs = [*root.children(recursive=True), root]
+        children = root.children(recursive=True)
     except psutil.NoSuchProcess:
         return
-    for proc in procs:
+    for proc in [root, *children]:
         with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
             proc.kill()
-    psutil.wait_procs(procs, timeout=3)
+    wait_gone([*children, root] if reap_root else children, timeout=3)
+
+
+def _gone(proc: psutil.Process) -> bool:
+    try:
+        return proc.status() == psutil.STATUS_ZOMBIE  # dead; reaping is its parent's business
+    except psutil.NoSuchProcess:
+        return True
+
+
+def wait_gone(procs: list[psutil.Process], timeout: float) -> None:
+    """Wait until each process is dead. Orphans are reparented to PID 1, which may never reap
+    them, so a zombie counts as gone (psutil.wait_procs would wait out its whole timeout)."""
+    deadline = time.monotonic() + timeout
+    pending = list(procs)
+    while pending and time.monotonic() < deadline:
+        pending = [p for p in pending if not _gone(p)]
+        if pending:
+            time.sleep(0.01)
+
+
+def find_adapter(port: int) -> int | None:
+    """PID of the debugpy adapter serving ``port``: it detaches from the debuggee (its parent is init)."""
+    wanted = str(port)
+    for proc in psutil.process_iter(["pid", "cmdline"]):
+        cmd = proc.info.get("cmdline") or []
+        if any("debugpy/adapter" in c or "debugpy.adapter" in c for c in cmd):
+            for i, arg in enumerate(cmd[:-1]):
+                if arg == "--port" and cmd[i + 1] == wanted:
+                    pid: int = proc.info["pid"]
+                    return pid
+    return None
 
 
 class LocalTarget(Target):
@@ -48,6 +84,10 @@ class LocalTarget(Target):
         self.port = port
         self.pid = proc.pid
         self.log_path = log_path
+        self.adapter_pid: int | None = None
+
+    def on_attached(self) -> None:
+        self.adapter_pid = find_adapter(self.port)
 
     def poll(self) -> int | None:
         return self.proc.returncode
@@ -61,14 +101,18 @@ class LocalTarget(Target):
             await stdin.drain()
 
     async def terminate(self) -> int | None:
+        """End the debuggee, its children and its debugpy adapter (which outlives the debuggee)."""
+        adapter = self.adapter_pid or await asyncio.to_thread(find_adapter, self.port)
         if self.proc.returncode is None:
-            await asyncio.to_thread(kill_tree, self.proc.pid)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.proc.wait(), 5)
-        else:
-            # the debuggee is gone; its adapter and children may not be
-            await asyncio.to_thread(_kill_orphans, self.proc.pid)
+            await asyncio.to_thread(kill_tree, self.proc.pid, reap_root=False)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.proc.wait(), 5)
+        if adapter is not None:
+            await asyncio.to_thread(kill_tree, adapter)
         return self.proc.returncode
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "adapter_pid": self.adapter_pid, "log": str(self.log_path)}
 
     def output_tail(self, max_bytes: int = 4096) -> str:
         try:
@@ -79,15 +123,6 @@ class LocalTarget(Target):
                 return fh.read().decode("utf-8", "replace")
         except OSError:
             return ""
-
-
-def _kill_orphans(pid: int) -> None:
-    """Kill processes left behind by an ended target: its debugpy adapter, by command line."""
-    for proc in psutil.process_iter(["pid", "cmdline"]):
-        cmd = proc.info.get("cmdline") or []
-        if any("debugpy/adapter" in c or "debugpy.adapter" in c for c in cmd) and str(pid) in " ".join(cmd):
-            with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
-                proc.kill()
 
 
 class LocalLauncher(Launcher):
