@@ -5,7 +5,7 @@ BIN      = $(VENV)/bin
 STAMP    = $(VENV)/.installed
 PORT    ?= 8765
 
-.PHONY: serve test lint typecheck images up down bench clean
+.PHONY: serve test system-deps lint typecheck images up down bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -19,8 +19,14 @@ $(STAMP): pyproject.toml | $(BIN)/python
 serve: $(STAMP)
 	$(BIN)/debugrelay serve --port $(PORT)
 
+## system-deps: redis-server for the state-store tests (Debian packages; needs root)
+system-deps:
+	@command -v redis-server >/dev/null || { \
+	  echo "[deps] installing redis-server"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server >/dev/null; }
+
 ## test: install what the tests need and run the whole suite
-test: $(STAMP)
+test: $(STAMP) system-deps
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)
