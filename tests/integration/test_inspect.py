@@ -13,6 +13,7 @@ pytestmark = pytest.mark.integration
 
 OBJECTS = target("insp_objects.py")
 LOOP = target("insp_loop.py")
+FOREVER = target("loop.py")  # the core's target that never ends
 
 
 def error_code(response: httpx.Response, status: int) -> str:
@@ -170,9 +171,11 @@ def test_object_inspect_values_and_errors(api: httpx.Client, sessions: Sessions,
     assert error_code(inspect(api, at_lookup, object_ref="999999"), 404) == "INVALID_REFERENCE"
 
     running = sessions.create()
-    sessions.launch(running, LOOP)
-    sessions.wait(running)  # it ends: not paused either way
-    assert error_code(inspect(api, running, object_ref="x"), 409) in ("NOT_PAUSED", "invalid_state")
+    sessions.launch(running, FOREVER)
+    assert error_code(inspect(api, running, object_ref="x"), 409) == "NOT_PAUSED"
+    assert error_code(api.get(f"/sessions/{running}/variables"), 409) == "NOT_PAUSED"
+    assert error_code(api.get(f"/sessions/{running}/changes"), 409) == "NOT_PAUSED"
+    assert error_code(api.get(f"/sessions/{running}/autopsy"), 409) == "NOT_PAUSED"
 
 
 def test_evaluate_hex_and_binary(api: httpx.Client, at_lookup: str) -> None:

@@ -92,6 +92,7 @@ async def autopsy(
         warnings.append(f"exception details unavailable: {detail}")
         exception["details_available"] = False
     else:
+        _map_paths(session, detail)
         _merge_exception(out, exception, detail)
     for view, bundle in zip(views, bundles, strict=False):
         view.update(bundle)
@@ -140,6 +141,16 @@ async def _read_exception(session: Session, frames: list[dict[str, Any]], depth:
     if not isinstance(detail, dict) or "probe_error" in detail:
         return str(detail.get("probe_error") if isinstance(detail, dict) else detail)
     return detail
+
+
+def _map_paths(session: Session, detail: dict[str, Any]) -> None:
+    """The probe reports paths as the target sees them; show them as the user's (container mappings)."""
+    where = detail.get("location")
+    if isinstance(where, dict) and where.get("file"):
+        where["file"] = session.to_local(where["file"])
+    for nested in [*detail.get("inner", []), *detail.get("members", [])]:
+        if isinstance(nested, dict):
+            _map_paths(session, nested)
 
 
 def _merge_exception(out: dict[str, Any], exception: dict[str, Any], detail: dict[str, Any]) -> None:

@@ -55,8 +55,11 @@ def frame_view(
         if around:
             first = max(1, line - around)
             last = min(len(lines), line + around)
+            window = lines[first - 1 : last]
+            while len(window) > 1 and not window[-1].strip():
+                window.pop()
             src["start"] = first
-            src["lines"] = lines[first - 1 : last]
+            src["lines"] = window
         out["source"] = src
     if is_external(frame):
         out["is_external"] = True
