@@ -42,6 +42,9 @@ def build_manager(settings: Settings) -> SessionManager:
 def create_app(settings: Settings | None = None, manager: SessionManager | None = None) -> Litestar:
     """The relay's ASGI app; pass a manager to share it (e.g. with an embedded MCP server)."""
     settings = settings or load_settings()
+    from debugrelay.mcp_server import McpEndpoint
+
+    mcp = McpEndpoint(settings)  # MCP over streamable HTTP at /mcp, on the same manager
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -66,6 +69,7 @@ def create_app(settings: Settings | None = None, manager: SessionManager | None 
         route_handlers=[
             SessionController, InspectionController, BreakpointController, ProfileController, ServerController,
             AutopsyController,
+            mcp.handler,
         ],
         dependencies={
             "manager": Provide(provide_manager, sync_to_thread=False),
@@ -73,7 +77,7 @@ def create_app(settings: Settings | None = None, manager: SessionManager | None 
         },
         exception_handlers=exception_handlers,
         middleware=[token_middleware(settings.token)],
-        lifespan=[lifespan],
+        lifespan=[lifespan, mcp.lifespan],
         openapi_config=OpenAPIConfig(
             title="debugrelay", version=__version__, path="/schema", render_plugins=[SwaggerRenderPlugin()]
         ),

@@ -1,0 +1,5 @@
+"""Python client of the relay's HTTP API (used by the CLI and by ``debugrelay mcp --url``)."""
+
+from ._client import DEFAULT_URL, ApiError, AsyncRelayClient, RelayClient, default_token, default_url
+
+__all__ = ["DEFAULT_URL", "ApiError", "AsyncRelayClient", "RelayClient", "default_token", "default_url"]

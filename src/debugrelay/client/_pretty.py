@@ -1,0 +1,160 @@
+"""Readable renderings of API answers for ``debugrelay ... --pretty`` (people, not parsers)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    cells = [[("" if c is None else str(c)) for c in row] for row in rows]
+    widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(headers)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+    return "\n".join(lines)
+
+
+def where(loc: dict[str, Any] | None) -> str:
+    if not loc:
+        return ""
+    text = f"{loc.get('file')}:{loc.get('line')}"
+    return f"{text} in {loc['function']}" if loc.get("function") else text
+
+
+def status(data: dict[str, Any]) -> str:
+    sid, state = data.get("session_id", ""), data.get("status", "?")
+    line = f"{sid} {state}"
+    if state == "paused":
+        why = data.get("reason", "")
+        if data.get("breakpoint_ids"):
+            why += " " + ",".join(data["breakpoint_ids"])
+        line += f" ({why}) at {where(data.get('location'))}"
+    elif state in ("terminated", "failed"):
+        line += f" ({data.get('reason', '')}), exit code {data.get('exit_code')}"
+    if data.get("timed_out"):
+        line += " - still running (timed out waiting for a stop)"
+    out = [line]
+    exc = data.get("exception")
+    if exc:
+        out.append(f"  {'uncaught ' if exc.get('unhandled') else ''}{exc.get('type')}: {exc.get('message', '')}")
+    if data.get("error"):
+        err = data["error"]
+        out.append(f"  error {err.get('code')}: {err.get('message')}")
+    if data.get("warning"):
+        out.append(f"  {data['warning']}")
+    if data.get("autopsy"):
+        out.append(autopsy(data["autopsy"]))
+    return "\n".join(out)
+
+
+def sessions(data: dict[str, Any]) -> str:
+    rows = []
+    for s in data.get("sessions", []):
+        place = (
+            where(s.get("location"))
+            if s.get("status") == "paused"
+            else (f"exit {s.get('exit_code')}" if s.get("status") == "terminated" else "")
+        )
+        rows.append([s.get("session_id"), s.get("status"), s.get("reason", ""), place, s.get("name") or ""])
+    return table(["SESSION", "STATUS", "REASON", "WHERE", "NAME"], rows) if rows else "no sessions"
+
+
+def breakpoints(data: dict[str, Any]) -> str:
+    items = data.get("breakpoints", [data] if "breakpoint_id" in data else [])
+    rows = []
+    for b in items:
+        place = b.get("function") or f"{b.get('file')}:{b.get('line')}"
+        extra = "; ".join(f"{k}={b[k]}" for k in ("condition", "hit_condition", "log_message") if b.get(k))
+        rows.append(
+            [
+                b.get("breakpoint_id"),
+                place,
+                "yes" if b.get("verified") else "no",
+                b.get("hit_count", 0),
+                extra or b.get("message") or "",
+            ]
+        )
+    return table(["ID", "WHERE", "VERIFIED", "HITS", "NOTES"], rows) if rows else "no breakpoints"
+
+
+def stack(data: dict[str, Any]) -> str:
+    rows = [
+        [
+            f"#{f.get('id')}",
+            f.get("name"),
+            f"{f.get('file')}:{f.get('line')}",
+            "external" if f.get("is_external") else "",
+        ]
+        for f in data.get("frames", [])
+    ]
+    head = f"thread {data.get('thread_id')}, {data.get('total_frames')} frames"
+    return head + "\n" + table(["FRAME", "FUNCTION", "WHERE", ""], rows)
+
+
+def variables(data: dict[str, Any]) -> str:
+    items = data.get("variables", data.get("items", []))
+    rows = [[v.get("name"), v.get("type") or "", v.get("value"), v.get("variable_reference") or ""] for v in items]
+    out = table(["NAME", "TYPE", "VALUE", "REF"], rows) if rows else "no variables"
+    if data.get("has_more"):
+        out += f"\n... {data.get('total')} in all (page with --start/--count)"
+    return out
+
+
+def evaluation(data: dict[str, Any]) -> str:
+    text = f"{data.get('result')}  ({data.get('type')})"
+    ref = data.get("variable_reference")
+    return text + (f"  ref {ref}" if ref else "")
+
+
+def output(data: dict[str, Any]) -> str:
+    parts = [
+        f"[stderr] {e['text']}" if e.get("type") == "stderr" else e.get("text", "") for e in data.get("outputs", [])
+    ]
+    text = "".join(parts).rstrip("\n") or "(no output)"
+    more = " (more: pass it to --since)" if data.get("has_more") else ""
+    return f"{text}\n-- cursor {data.get('cursor')}{more}"
+
+
+def threads(data: dict[str, Any]) -> str:
+    rows = [
+        [t.get("id"), t.get("name"), t.get("state", ""), "*" if t.get("is_current") else ""]
+        for t in data.get("threads", [])
+    ]
+    return table(["ID", "NAME", "STATE", "CURRENT"], rows)
+
+
+def autopsy(data: dict[str, Any]) -> str:
+    exc = data.get("exception") or {}
+    lines = [f"{'uncaught ' if exc.get('unhandled') else ''}{exc.get('type')}: {exc.get('message', '')}"]
+    for frame in data.get("frames", []):
+        lines.append(f"  #{frame.get('index')} {frame.get('function')}  {frame.get('file')}:{frame.get('line')}")
+        if (frame.get("source") or {}).get("text"):
+            lines.append(f"      > {frame['source']['text']}")
+        for var in [*(frame.get("arguments") or []), *(frame.get("locals") or [])]:
+            lines.append(f"      {var.get('name')} = {var.get('value')}")
+    return "\n".join(lines)
+
+
+def generic(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False)
+
+
+RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "status": status,
+    "sessions": sessions,
+    "breakpoints": breakpoints,
+    "stack": stack,
+    "variables": variables,
+    "evaluation": evaluation,
+    "output": output,
+    "threads": threads,
+    "autopsy": autopsy,
+}
+
+
+def render(kind: str, data: Any) -> str:
+    renderer = RENDERERS.get(kind)
+    if renderer is None or not isinstance(data, dict):
+        return generic(data)
+    return renderer(data)
