@@ -166,7 +166,6 @@ EOF
     )
 
     log "base: importing into docker as $BASE_TAG"
-    have_image "$BASE_TAG" && docker image rm "$BASE_TAG" >/dev/null
     tar --numeric-owner --xattrs -C "$ROOTFS" --exclude='./dev/*' --exclude='./proc/*' --exclude='./sys/*' -c . |
         docker import \
             --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
@@ -219,73 +218,76 @@ wheels_target() {
     log "wheels: target wheels in $(elapsed "$t"): $(ls "$dir"/*.whl | xargs -n1 basename | tr '\n' ' ')"
 }
 
-# complete_wheels DIR REQ: resolve REQ from DIR alone with the *image's* python (--network none) and
-# fetch on the host whatever it misses. The host resolves environment markers for its own python:
-# e.g. redis needs async-timeout only on python_full_version < "3.11.3", which is true for
-# bookworm's 3.11.2 but not for the host's 3.11.7.
+# complete_wheels DIR: resolve DIR/requirements.txt from DIR alone with the *image's* python
+# (--network none) and fetch on the host whatever it misses. The host evaluates environment markers
+# for its own python: e.g. redis needs async-timeout only if python_full_version < "3.11.3", true
+# for bookworm's 3.11.2, false for the host's 3.11.7.
 complete_wheels() {
-    local dir="$1" req="$2" out missing i
+    local dir="$1" out missing i
     for i in 1 2 3 4 5 6; do
         if out="$(docker run --rm --network none --user 0 -v "$dir:/wheels:ro" --entrypoint python3 "$BASE_IMAGE" \
                 -m pip download --disable-pip-version-check --no-index --find-links /wheels -d /tmp/resolve \
-                "$req" 2>&1)"; then
+                -r /wheels/requirements.txt 2>&1)"; then
             return 0
         fi
         missing="$(sed -n 's/.*No matching distribution found for \([^;]*\).*/\1/p' <<<"$out" | sed 's/ *$//' | head -n1)"
-        [[ -n "$missing" ]] || { echo "$out" | tail -n 20 >&2; die "cannot resolve $req from $dir in $BASE_IMAGE"; }
+        [[ -n "$missing" ]] || { echo "$out" | tail -n 20 >&2; die "cannot resolve the relay's dependencies in $BASE_IMAGE"; }
         log "wheels: the image's python also needs '$missing', fetching it"
-        run "pip-extra-$i" "$PYTHON" -m pip wheel --disable-pip-version-check -w "$dir" --prefer-binary "$missing"
+        run "pip-extra-$i" "$PYTHON" -m pip wheel --disable-pip-version-check -w "$dir" \
+            -c "$BUILD/constraints.txt" --prefer-binary "$missing"
     done
     die "wheel set in $dir still incomplete after $i rounds"
 }
 
-# The project and its dependencies for the relay image. The project is built from a copy of the
-# repo (pyproject.toml + src/), so the build never writes egg-info/build dirs into the work tree.
+# The relay image's wheels, in two sets so a change in src/ rebuilds only the project's layer:
+#   .build/wheels/relay/    the dependencies ([project].dependencies) + requirements.txt
+#   .build/wheels/project/  debugrelay itself, built from a copy of pyproject.toml + src/ (so the
+#                           build never writes egg-info or build/ into the work tree)
 wheels_relay() {
     check_python
-    local dir="$WHEELS/relay" tools="$WHEELS/build-tools" project="$BUILD/project" stamp t=$EPOCHREALTIME
+    local deps="$WHEELS/relay" own="$WHEELS/project" tools="$WHEELS/build-tools" project="$BUILD/project"
+    local reqs stamp t=$EPOCHREALTIME
     rm -rf "$project" && mkdir -p "$project"
     cp "$REPO/pyproject.toml" "$project/"
     tar -C "$REPO" --exclude='__pycache__' --exclude='*.egg-info' --exclude='*.pyc' -c src | tar -C "$project" -x
     for f in README.md LICENSE LICENSE.txt; do
-        [[ -f "$REPO/$f" ]] && cp "$REPO/$f" "$project/"
+        if [[ -f "$REPO/$f" ]]; then cp "$REPO/$f" "$project/"; fi
     done
-    # pyproject.toml names README.md as the readme; don't fail the wheel build before it is written
+    # pyproject.toml names README.md as the readme: don't let its absence fail the wheel build
     [[ -f "$project/README.md" ]] || echo "# debugrelay" >"$project/README.md"
-    echo "$DEBUGPY_SPEC" >"$project/constraints.txt"
 
-    stamp="$( (sed -n '/^\[build-system\]/,/^\[project.optional-dependencies\]/p' "$REPO/pyproject.toml"; echo "$DEBUGPY_SPEC $BASE_IMAGE") | sha)"
-    if [[ "$FORCE" == 1 || ! -f "$dir/.stamp" || "$(cat "$dir/.stamp")" != "$stamp" ]]; then
-        log "wheels: pip wheel $REPO + dependencies (host python $("$PYTHON" -c 'import platform; print(platform.python_version())'))"
-        rm -rf "$dir" "$tools" && mkdir -p "$dir" "$tools"
-        # setuptools/wheel kept aside, so rebuilding the project wheel later needs no network
+    reqs="$("$PYTHON" -c 'import sys, tomllib; print("\n".join(tomllib.load(open(sys.argv[1], "rb"))["project"]["dependencies"]))' \
+        "$REPO/pyproject.toml")"
+    stamp="$(printf '%s\n%s\n%s\n' "$reqs" "$DEBUGPY_SPEC" "$BASE_IMAGE" | sha)"
+    if [[ "$FORCE" == 1 || ! -f "$deps/.stamp" || "$(cat "$deps/.stamp")" != "$stamp" ]]; then
+        log "wheels: pip wheel of the relay's dependencies (host python $("$PYTHON" -c 'import platform; print(platform.python_version())'))"
+        rm -rf "$deps" "$tools" && mkdir -p "$deps" "$tools"
+        echo "$DEBUGPY_SPEC" >"$BUILD/constraints.txt"
+        printf '%s\n' "$reqs" >"$deps/requirements.txt"
+        # setuptools + wheel kept aside, so rebuilding the project wheel needs no network
         run pip-build-tools "$PYTHON" -m pip download --disable-pip-version-check -d "$tools" \
             --only-binary=:all: "setuptools>=68" wheel
-        run pip-relay "$PYTHON" -m pip wheel --disable-pip-version-check -w "$dir" \
-            --no-index --find-links "$tools" --no-deps "$project"
-        run pip-relay-deps "$PYTHON" -m pip wheel --disable-pip-version-check -w "$dir" \
-            -c "$project/constraints.txt" --prefer-binary "$project"
-        complete_wheels "$dir" debugrelay
-        echo "$stamp" >"$dir/.stamp"
+        run pip-relay-deps "$PYTHON" -m pip wheel --disable-pip-version-check -w "$deps" \
+            -c "$BUILD/constraints.txt" --prefer-binary -r "$deps/requirements.txt"
+        complete_wheels "$deps"
+        echo "$stamp" >"$deps/.stamp"
     else
-        log "wheels: relay dependencies up to date, rebuilding the project wheel only (offline)"
-        rm -f "$dir"/debugrelay-*.whl
-        run pip-relay "$PYTHON" -m pip wheel --disable-pip-version-check -w "$dir" \
-            --no-index --find-links "$tools" --no-deps "$project"
+        log "wheels: relay dependencies up to date ($(ls "$deps"/*.whl | wc -l) wheels)"
     fi
-    log "wheels: relay wheels in $(elapsed "$t"): $(ls "$dir"/*.whl | wc -l) wheels, $(du -sh "$dir" | cut -f1)"
+    rm -rf "$own" && mkdir -p "$own"
+    run pip-project "$PYTHON" -m pip wheel --disable-pip-version-check -w "$own" \
+        --no-index --find-links "$tools" --no-deps "$project"
+    log "wheels: relay wheels in $(elapsed "$t"): $(ls "$own"/*.whl | xargs -n1 basename), $(ls "$deps"/*.whl | wc -l) dependencies, $(du -sh "$deps" | cut -f1)"
 }
 
 # ---------------------------------------------------------------------------------------------- images
 
-# docker_build NAME TAG DOCKERFILE [ARGS...]; the build context is docker/ (see docker/.dockerignore).
+# docker_build NAME TAG DOCKERFILE FROM [ARGS...]; the build context is docker/ (see docker/.dockerignore).
 docker_build() {
-    local name="$1" tag="$2" dockerfile="$3" t=$EPOCHREALTIME; shift 3
-    local args=(--tag "$tag" --file "$HERE/$dockerfile")
+    local name="$1" tag="$2" dockerfile="$3" from="$4" t=$EPOCHREALTIME; shift 4
+    local args=(--force-rm --tag "$tag" --file "$HERE/$dockerfile")
     [[ "$FORCE" == 1 ]] && args+=(--no-cache)
-    log "$name: docker build $tag (FROM ${BASE_IMAGE})"
-    # SOURCE_DATE_EPOCH makes the project wheel byte-identical across runs, so unchanged sources
-    # hit the docker layer cache.
+    log "$name: docker build $tag from $dockerfile (FROM $from)"
     run "docker-$name" env DOCKER_BUILDKIT=0 docker build "${args[@]}" "$@" "$HERE"
     log "$name: $tag built in $(elapsed "$t"), $(image_size "$tag")"
 }
@@ -293,31 +295,33 @@ docker_build() {
 build_target() {
     ensure_base
     wheels_target
-    docker_build target debugrelay/target:latest target.Dockerfile --build-arg "BASE=$BASE_IMAGE"
+    docker_build target debugrelay/target:latest target.Dockerfile "$BASE_IMAGE" --build-arg "BASE=$BASE_IMAGE"
 }
 
 build_relay() {
     ensure_base
     wheels_relay
-    docker_build relay debugrelay/relay:latest relay.Dockerfile --build-arg "BASE=$BASE_IMAGE"
+    docker_build relay debugrelay/relay:latest relay.Dockerfile "$BASE_IMAGE" --build-arg "BASE=$BASE_IMAGE"
 }
 
 build_redis() {
     ensure_base
-    docker_build redis debugrelay/redis:latest redis.Dockerfile --build-arg "BASE=$BASE_IMAGE"
+    docker_build redis debugrelay/redis:latest redis.Dockerfile "$BASE_IMAGE" --build-arg "BASE=$BASE_IMAGE"
 }
 
 build_example() {
     # the example is FROM the target image: (re)build it first unless `all` just did
     [[ "${_built_target:-0}" == 1 ]] || build_target
-    docker_build example debugrelay/example-app:latest example-app.Dockerfile \
+    docker_build example debugrelay/example-app:latest example-app.Dockerfile debugrelay/target:latest \
         --build-arg "TARGET=debugrelay/target:latest"
 }
 
 # ------------------------------------------------------------------------------------------------ main
 
 what="${1:-all}"
-export SOURCE_DATE_EPOCH=315532800   # 1980-01-01: reproducible wheels (zip timestamps)
+# 1980-01-01: the project wheel comes out byte-identical for unchanged sources, so the relay image's
+# COPY of the wheels (and everything after it) stays cached across runs.
+export SOURCE_DATE_EPOCH=315532800
 command -v docker >/dev/null || die "docker not found"
 docker info >/dev/null 2>&1 || die "cannot talk to the docker engine"
 mkdir -p "$BUILD"

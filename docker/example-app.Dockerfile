@@ -3,7 +3,8 @@
 # It does not wait for a client; set a breakpoint in process_order() (/app/app.py) once attached.
 ARG TARGET=debugrelay/target:latest
 FROM ${TARGET}
-LABEL org.opencontainers.image.title="debugrelay example app"
 COPY example_app/ /app/
 EXPOSE 5678
-CMD ["python", "-m", "debugpy", "--listen", "0.0.0.0:5678", "/app/app.py"]
+# -Xfrozen_modules=off: without it debugpy warns (on stderr) that breakpoints in frozen stdlib
+# modules may be missed
+CMD ["python", "-Xfrozen_modules=off", "-m", "debugpy", "--listen", "0.0.0.0:5678", "/app/app.py"]

@@ -6,7 +6,6 @@
 # With a registry:    --build-arg BASE=python:3.11-slim  (redis-server is apt-installed then)
 ARG BASE=debugrelay/base:bookworm
 FROM ${BASE}
-LABEL org.opencontainers.image.title="debugrelay redis"
 RUN set -eu; \
     if ! command -v redis-server >/dev/null; then \
         apt-get update; \
