@@ -4,7 +4,9 @@ forwarding to a relay) and over streamable HTTP at the relay's ``/mcp``, on real
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -17,7 +19,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, Tool
 
-from tests.conftest import Relay, line_of, ok, target
+from tests.conftest import Relay, free_port, line_of, ok, target
 
 pytestmark = pytest.mark.integration
 
@@ -244,6 +246,53 @@ async def test_closing_the_client_ends_the_programs_it_started(tmp_path: Path) -
         assert stop["status"] == "paused"
         assert processes_under(tmp_path)
     assert processes_under(tmp_path) == []
+
+
+def debugpy_listening(port: int) -> subprocess.Popen[bytes]:
+    """``python -m debugpy --listen PORT loop.py``, as someone starts a program to attach to later."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "debugpy", "--listen", f"127.0.0.1:{port}", LOOP],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 30
+    while not any(
+        c.laddr and c.laddr.port == port and c.status == psutil.CONN_LISTEN for c in psutil.net_connections("tcp")
+    ):
+        assert proc.poll() is None, "debugpy exited"
+        assert time.monotonic() < deadline, "debugpy did not listen"
+        time.sleep(0.05)  # polling for the port, as conftest polls for the relay
+    return proc
+
+
+def kill_debugpy(proc: subprocess.Popen[bytes], port: int) -> None:
+    """The program and its debugpy adapter (which detaches from it)."""
+    for other in psutil.process_iter(["cmdline"]):
+        cmdline = " ".join(other.info.get("cmdline") or [])
+        if "debugpy" in cmdline and f"--port {port}" in cmdline:
+            other.kill()
+    proc.kill()
+    proc.wait()
+
+
+async def test_attach_to_a_running_program_and_detach(tmp_path: Path) -> None:
+    port = free_port()
+    proc = debugpy_listening(port)
+    forever = line_of(LOOP, "forever")
+    try:
+        async with stdio_agent(tmp_path) as agent:
+            attached = await agent.call("debug_attach", port=port)
+            assert attached["status"] == "running", attached
+            await agent.call("debug_set_breakpoint", file=LOOP, line=forever)
+            stop = await agent.call("breakpoint_wait")
+            assert stop["status"] == "paused", stop
+            assert stop["location"]["line"] == forever
+            gone = await agent.call("debug_disconnect")
+            assert gone["status"] == "terminated"
+            assert gone["reason"] == "detached"
+        assert proc.poll() is None  # detaching leaves the program running
+    finally:
+        kill_debugpy(proc, port)
 
 
 async def test_running_target_answers_not_paused_and_still_running(tmp_path: Path) -> None:
