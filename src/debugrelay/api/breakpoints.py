@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgspec
@@ -13,8 +14,8 @@ from debugrelay.sessions import BreakpointUpdate, SessionManager, breakpoints
 
 from ._body import any_body
 
-EXCEPTION_FILTERS = ("raised", "uncaught", "userUnhandled")
-_HIDDEN = {"dap_id", "internal"}
+EXCEPTION_FILTERS = breakpoints.EXCEPTION_FILTERS
+_PROFILE_NAME = re.compile(r"[\w.@-]{1,100}")
 
 
 class ExceptionBreakpointsBody(Input):
@@ -28,19 +29,27 @@ class ProfileBody(Input):
     breakpoints: list[dict[str, Any]] | None = None
 
 
-def view(bp: BreakpointRecord) -> dict[str, Any]:
-    data = msgspec.to_builtins(bp)
-    data["breakpoint_id"] = data.pop("id")
-    data["hit_count"] = bp.hit_count
-    data["verified"] = bp.verified
-    return {k: v for k, v in data.items() if k not in _HIDDEN}
+def view(bp: BreakpointRecord, ended: bool = False) -> dict[str, Any]:
+    return breakpoints.view(bp, ended)
+
+
+def _ended(status: str) -> bool:
+    return status in ("terminated", "failed")
+
+
+def _check_profile_name(name: str) -> None:
+    if not _PROFILE_NAME.fullmatch(name):
+        raise InvalidRequest(
+            f"'{name}' is not a profile name", details={"name": name},
+            hint="Use 1-100 letters, digits, '_', '-', '.' or '@'.",
+        )
 
 
 class BreakpointController(Controller):
     path = "/sessions/{session_id:str}"
     tags = ["breakpoints"]  # noqa: RUF012
 
-    @post("/breakpoints", status_code=200, summary="Set one breakpoint, or several with a list")
+    @post("/breakpoints", status_code=200, summary="Set one breakpoint, or several with a list (all or none)")
     async def add(self, manager: SessionManager, session_id: str, request: Request[Any, Any, Any]) -> Any:
         session = manager.get(session_id)
         reqs, many = breakpoints.parse_requests(await any_body(request))
@@ -49,12 +58,20 @@ class BreakpointController(Controller):
         views = [view(b) for b in created]
         return {"breakpoints": views} if many else views[0]
 
-    @get("/breakpoints", summary="All breakpoints with verification and hit counts")
+    @get("/breakpoints", summary="All breakpoints with verification, hit counts and never-hit marks")
     async def list_(self, manager: SessionManager, session_id: str) -> dict[str, Any]:
         session = manager.get(session_id)
-        return {"breakpoints": [view(b) for b in session.record.breakpoints if not b.internal]}
+        listed = await breakpoints.listing(session)
+        ended = _ended(session.status)
+        return {"breakpoints": [view(b, ended) for b in listed]}
 
-    @patch("/breakpoints/{bp_id:str}", summary="Change condition, hit_condition, log_message or enabled")
+    @get("/breakpoints/{bp_id:str}", summary="One breakpoint")
+    async def get_one(self, manager: SessionManager, session_id: str, bp_id: str) -> dict[str, Any]:
+        session = manager.get(session_id)
+        await breakpoints.listing(session)
+        return view(breakpoints.find(session.record, bp_id), _ended(session.status))
+
+    @patch("/breakpoints/{bp_id:str}", summary="Change condition, hit condition, log message, enabled, line")
     async def update(
         self, manager: SessionManager, session_id: str, bp_id: str, data: BreakpointUpdate
     ) -> dict[str, Any]:
@@ -70,55 +87,33 @@ class BreakpointController(Controller):
             await breakpoints.remove(session, bp_id)
         return {"deleted": True, "breakpoint_id": bp_id}
 
-    @post("/exception-breakpoints", status_code=200, summary="Pause on raised/uncaught exceptions, optionally of given types")
+    @post("/exception-breakpoints", status_code=200,
+          summary="Pause on raised/uncaught exceptions, optionally only of given types (and subclasses)")
     async def exceptions(
         self, manager: SessionManager, session_id: str, data: ExceptionBreakpointsBody
     ) -> dict[str, Any]:
-        bad = [f for f in data.filters if f not in EXCEPTION_FILTERS]
-        if bad:
-            raise InvalidRequest(
-                f"unknown exception filter(s): {', '.join(bad)}",
-                details={"filters": bad, "allowed": list(EXCEPTION_FILTERS)},
-                hint="Use raised, uncaught or userUnhandled.",
-            )
-        bad_types = [t for t in data.exception_types if not t.replace(".", "").replace("_", "").isalnum()]
-        if bad_types:
-            raise InvalidRequest("exception_types must be class names", details={"exception_types": bad_types})
         session = manager.get(session_id)
-        filters = data.filters or (["raised"] if data.exception_types else [])
-        async with session.lock:
-            previous = session.record.exception_filters
-            session.record.exception_filters = ExceptionFilters(filters=filters, exception_types=data.exception_types)
-            if session.client is not None and not session.client.closed.is_set():
-                try:
-                    await session.apply_exception_filters()
-                except Exception:
-                    session.record.exception_filters = previous
-                    raise
-            await session.save()
-        return {"filters": filters, "exception_types": data.exception_types}
+        wanted = await breakpoints.set_exception_filters(session, data.filters, data.exception_types)
+        return {"filters": wanted.filters, "exception_types": wanted.exception_types}
 
     @get("/exception-breakpoints", summary="Exception breakpoint filters in force")
     async def get_exceptions(self, manager: SessionManager, session_id: str) -> dict[str, Any]:
         filters = manager.get(session_id).record.exception_filters or ExceptionFilters()
         return {"filters": filters.filters, "exception_types": filters.exception_types}
 
-    @post("/breakpoint-profiles/{name:str}/apply", status_code=200, summary="Set a named profile's breakpoints")
+    @post("/breakpoint-profiles/{name:str}/apply", status_code=200, summary="Set a profile's breakpoints")
     async def apply_profile(self, manager: SessionManager, session_id: str, name: str) -> dict[str, Any]:
+        session = manager.get(session_id)
         saved = await manager.store.get_profile(name)
         if saved is None:
-            raise NotFound(f"no breakpoint profile '{name}'", details={"name": name},
-                           hint="List profiles with GET /breakpoint-profiles.")
-        session = manager.get(session_id)
-        reqs = [
-            breakpoints.validate_request(breakpoints.BreakpointRequest(
-                file=b.file, line=b.line, function=b.function, condition=b.condition,
-                hit_condition=b.hit_condition, log_message=b.log_message, enabled=b.enabled))
-            for b in saved
-        ]
+            raise _no_profile(name)
         async with session.lock:
-            created = await breakpoints.add(session, reqs)
-        return {"breakpoints": [view(b) for b in created]}
+            created, skipped = await breakpoints.apply_saved(session, list(saved))
+        out: dict[str, Any] = {"profile": name, "breakpoints": [view(b) for b in created]}
+        if skipped:
+            out["skipped"] = skipped
+            out["warning"] = f"{len(skipped)} saved breakpoint(s) could not be set and were skipped"
+        return out
 
 
 class ProfileController(Controller):
@@ -128,21 +123,44 @@ class ProfileController(Controller):
     @get("/", summary="Named breakpoint sets")
     async def list_profiles(self, manager: SessionManager) -> dict[str, Any]:
         profiles = await manager.store.list_profiles()
-        return {"profiles": [{"name": n, "breakpoints": [view(b) for b in bps]} for n, bps in profiles.items()]}
+        return {"profiles": [
+            {"name": n, "breakpoints": [_profile_view(b) for b in bps]} for n, bps in sorted(profiles.items())
+        ]}
+
+    @get("/{name:str}", summary="One named breakpoint set")
+    async def get_profile(self, manager: SessionManager, name: str) -> dict[str, Any]:
+        saved = await manager.store.get_profile(name)
+        if saved is None:
+            raise _no_profile(name)
+        return {"name": name, "breakpoints": [_profile_view(b) for b in saved]}
 
     @post("/", status_code=201, summary="Save a named breakpoint set (from a session, or given)")
     async def save_profile(self, manager: SessionManager, data: ProfileBody) -> dict[str, Any]:
+        _check_profile_name(data.name)
+        if (data.session_id is None) == (data.breakpoints is None):
+            raise InvalidRequest("give either 'session_id' or 'breakpoints'", details={"name": data.name})
         if data.session_id:
-            saved = [b for b in manager.get(data.session_id).record.breakpoints if not b.internal]
-        elif data.breakpoints is not None:
-            reqs, _ = breakpoints.parse_requests(data.breakpoints)
-            saved = [
-                BreakpointRecord(id=f"p{i}", kind="function" if r.function else "line", file=r.file, line=r.line,
-                                 function=r.function, condition=r.condition, hit_condition=r.hit_condition,
-                                 log_message=r.log_message, enabled=r.enabled)
-                for i, r in enumerate(reqs, 1)
-            ]
+            source = [b for b in manager.get(data.session_id).record.breakpoints if not b.internal]
         else:
-            raise InvalidRequest("give 'session_id' or 'breakpoints'")
+            reqs, _ = breakpoints.parse_requests(data.breakpoints)
+            source = [breakpoints.record_from(r) for r in reqs]
+            for bp in source:
+                breakpoints.verify_locally(bp)  # a line past the end is refused now, not at apply time
+        saved = [breakpoints.profile_entry(b, i) for i, b in enumerate(source, 1)]
+        replaced = await manager.store.get_profile(data.name) is not None
         await manager.store.save_profile(data.name, saved)
-        return {"name": data.name, "breakpoints": len(saved)}
+        return {"name": data.name, "breakpoints": len(saved), "replaced": replaced}
+
+
+def _no_profile(name: str) -> NotFound:
+    return NotFound(
+        f"no breakpoint profile '{name}' (or it could not be read)", details={"name": name},
+        hint="List profiles with GET /breakpoint-profiles.",
+    )
+
+
+def _profile_view(bp: BreakpointRecord) -> dict[str, Any]:
+    data: dict[str, Any] = msgspec.to_builtins(bp)
+    for key in ("id", "verified", "hit_count", "dap_id", "internal", "pending", "message", "suggestion"):
+        data.pop(key, None)
+    return data

@@ -317,17 +317,9 @@ class Session:
         await client.result(attach, "attach", self.settings.launch_timeout)
 
     async def apply_exception_filters(self) -> None:
-        client = self._require_client()
-        filters = self.record.exception_filters or ExceptionFilters()
-        args: dict[str, Any] = {"filters": list(filters.filters)}
-        if filters.exception_types:
-            mode = "always" if "raised" in filters.filters else "unhandled"
-            args["filters"] = []
-            args["exceptionOptions"] = [
-                {"path": [{"names": ["Python Exceptions"]}, {"names": list(filters.exception_types)}],
-                 "breakMode": mode}
-            ]
-        await client.request("setExceptionBreakpoints", args)
+        """Send the exception filters to debugpy (the rules live with the breakpoints)."""
+        self._require_client()
+        await bps.apply_exception_filters(self)
 
     def _reset_run_state(self) -> None:
         self._frames.clear()
@@ -386,6 +378,11 @@ class Session:
         exception = None
         if reason == "exception":
             exception = await self._exception_info(client, tid, location)
+            if not await bps.exception_wanted(self, frames, exception):
+                # exception_types the relay filters itself (debugpy cannot): not one of them, go on
+                with contextlib.suppress(RelayError):
+                    await client.request("continue", {"threadId": tid})
+                return
         elif entry:
             reason = "entry"
         self.record.stop_count += 1
