@@ -4,8 +4,9 @@ VENV    ?= .venv
 BIN      = $(VENV)/bin
 STAMP    = $(VENV)/.installed
 PORT    ?= 8765
+COMPOSE ?= $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
 
-.PHONY: serve test system-deps lint typecheck images up down bench clean
+.PHONY: serve test system-deps test-images images up lint typecheck images up down bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -25,9 +26,28 @@ system-deps:
 	  echo "[deps] installing redis-server"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server >/dev/null; }
 
+## test-images: the images the container tests run (skipped where there is no Docker engine)
+test-images:
+	@if docker info >/dev/null 2>&1; then docker/build-images.sh example; \
+	else echo "[images] no Docker engine: container tests will be skipped"; fi
+
 ## test: install what the tests need and run the whole suite
-test: $(STAMP) system-deps
+test: $(STAMP) system-deps test-images
 	$(BIN)/python -m pytest
+
+## images: build the container images offline (debootstrap base, wheels from the host)
+images:
+	docker/build-images.sh all
+
+## up: build the images and start relay + Redis + example app with docker-compose
+up: images
+	@scripts/compose-env > .env
+	$(COMPOSE) up -d
+	@scripts/wait-healthy "http://127.0.0.1:$$(sed -n 's/^DEBUGRELAY_PORT=//p' .env)"
+	@echo "debugrelay is up: http://127.0.0.1:$$(sed -n 's/^DEBUGRELAY_PORT=//p' .env)  (token: see .env)"
+
+down:
+	$(COMPOSE) down
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench

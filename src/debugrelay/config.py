@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
 
 import msgspec
@@ -17,7 +18,11 @@ class Settings(msgspec.Struct, kw_only=True):
     port: int = DEFAULT_PORT
     token: str | None = None
     redis_url: str | None = None
+    redis_namespace: str = "debugrelay"  # key prefix: relays sharing a Redis see the same sessions
     instance_id: str = ""
+    advertise_url: str = ""  # where other replicas reach this one; default http://{host}:{port}
+    keep_targets_on_shutdown: bool | None = None  # None: keep them when the store is durable
+    lease_ttl: float = 10.0  # a session's owner renews its lease every ttl/3 seconds
     default_launcher: str = "local"
     session_timeout_minutes: float = 60.0
     max_sessions: int = 100
@@ -31,6 +36,7 @@ class Settings(msgspec.Struct, kw_only=True):
     docker_image: str = "debugrelay/target:latest"
     docker_network: str = ""
     workspace: str = ""
+    workspace_host: str = ""
     docker_memory: str = "512m"
     docker_cpus: float = 1.0
     docker_pids: int = 256
@@ -55,6 +61,18 @@ def _hide_password(url: str) -> str:
     return f"{scheme}://{user}:***@{host}"
 
 
+def _advertised_host(host: str) -> str:
+    """A host other replicas can reach: the bind address, or this machine's address for a wildcard."""
+    if host not in ("0.0.0.0", "::", ""):
+        return f"[{host}]" if ":" in host else host
+    import socket
+
+    try:
+        return socket.gethostbyname(socket.gethostname())
+    except OSError:
+        return socket.gethostname()
+
+
 def _env(name: str) -> str | None:
     value = os.environ.get(f"DEBUGRELAY_{name.upper()}")
     return value if value not in (None, "") else None
@@ -70,7 +88,9 @@ def load_settings(**overrides: object) -> Settings:
     raw.update({k: v for k, v in overrides.items() if v is not None})
     settings = msgspec.convert(raw, Settings, strict=False)
     if not settings.instance_id:
-        settings.instance_id = f"{os.uname().nodename}-{os.getpid()}"
+        settings.instance_id = f"{socket.gethostname()}-{os.getpid()}"
+    if not settings.advertise_url:
+        settings.advertise_url = f"http://{_advertised_host(settings.host)}:{settings.port}"
     if not settings.state_dir:
         settings.state_dir = str(Path.home() / ".debugrelay")
     return settings

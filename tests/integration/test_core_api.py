@@ -383,6 +383,8 @@ def test_ac_si_4_evaluate_returns_result_and_type(api: httpx.Client, sessions: S
     assert ok(api.post(f"/sessions/{sid}/evaluate", json={"expression": "root.value", "context": "watch"}))[
         "result"] == "'root'"
     assert ok(api.post(f"/sessions/{sid}/evaluate", json={"expression": "count", "format": "hex"}))["result"] == "0xff"
+    assert ok(api.post(f"/sessions/{sid}/evaluate", json={"expression": "count > 1", "format": "hex"}))[
+        "result"] == "True"  # only integers are reformatted
 
 
 def test_ac_si_5_invalid_expression_is_a_clear_error(api: httpx.Client, sessions: Sessions) -> None:

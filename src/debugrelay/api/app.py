@@ -22,20 +22,26 @@ from .auth import token_middleware
 from .autopsy import AutopsyController
 from .breakpoints import BreakpointController, ProfileController
 from .errors import exception_handlers
+from .forward import ClusterController, close_forwarding, forward_middleware
 from .inspection import InspectionController
 from .server import ServerController
 from .sessions import SessionController
+from .transfer import TransferController
 
 log = logging.getLogger("debugrelay")
 
 
 def build_launchers(settings: Settings) -> dict[str, Launcher]:
-    launchers: dict[str, Launcher] = {"local": LocalLauncher(settings.state_dir)}
-    return launchers
+    """Local processes always; containers when the docker SDK is there (the engine is reached lazily)."""
+    from debugrelay.launchers.docker import DockerLauncher
+
+    return {"local": LocalLauncher(settings.state_dir), "docker": DockerLauncher(settings)}
 
 
 def build_manager(settings: Settings) -> SessionManager:
-    store = open_store(settings.redis_url, output_cap=settings.output_buffer_entries)
+    store = open_store(
+        settings.redis_url, output_cap=settings.output_buffer_entries, namespace=settings.redis_namespace
+    )
     return SessionManager(settings, store, build_launchers(settings))
 
 
@@ -53,6 +59,7 @@ def create_app(settings: Settings | None = None, manager: SessionManager | None 
         if not mgr.store.durable:
             log.warning("state is kept in memory: sessions do not survive a restart (set DEBUGRELAY_REDIS_URL)")
         await mgr.start()
+        await mgr.remove_orphans()
         try:
             yield
         finally:
@@ -68,7 +75,7 @@ def create_app(settings: Settings | None = None, manager: SessionManager | None 
     return Litestar(
         route_handlers=[
             SessionController, InspectionController, BreakpointController, ProfileController, ServerController,
-            AutopsyController,
+            AutopsyController, TransferController, ClusterController,
             mcp.handler,
         ],
         dependencies={
@@ -76,7 +83,8 @@ def create_app(settings: Settings | None = None, manager: SessionManager | None 
             "settings": Provide(provide_settings, sync_to_thread=False),
         },
         exception_handlers=exception_handlers,
-        middleware=[token_middleware(settings.token)],
+        middleware=[token_middleware(settings.token), forward_middleware],
+        on_shutdown=[close_forwarding],
         lifespan=[lifespan, mcp.lifespan],
         openapi_config=OpenAPIConfig(
             title="debugrelay", version=__version__, path="/schema", render_plugins=[SwaggerRenderPlugin()]

@@ -104,7 +104,7 @@ class InspectionController(Controller):
             raise InvalidRequest(f"unknown format '{data.format}'", hint="Use default, hex or binary.")
         frame = data.frame_id if data.frame_id is not None else data.frame_index
         result = await manager.get(session_id).evaluate(data.expression, frame, data.context, data.thread_id)
-        if data.format in ("hex", "binary") and result.get("type") in ("int", "bool"):
+        if data.format in ("hex", "binary") and result.get("type") == "int" and result["result"].lstrip("-").isdigit():
             value = int(result["result"])
             result["result"] = hex(value) if data.format == "hex" else bin(value)
         return result

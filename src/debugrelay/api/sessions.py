@@ -84,7 +84,7 @@ class SessionController(Controller):
     async def list_sessions(self, manager: SessionManager) -> dict[str, Any]:
         sessions = [
             {"session_id": s.id, "name": s.record.name, **status_view(s, manager.expires_in(s))}
-            for s in manager.list()
+            for s in await manager.list_all()
         ]
         return {"sessions": sessions, "total": len(sessions)}
 

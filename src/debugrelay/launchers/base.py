@@ -32,9 +32,16 @@ class Target(abc.ABC):
     def on_attached(self) -> None:  # noqa: B027 - optional hook
         """Called once the relay's DAP connection is up (e.g. to note the adapter's PID)."""
 
+    def disown(self) -> None:  # noqa: B027 - optional hook
+        """Leave the target running when this relay exits: the next relay recovers it."""
+
     def output_tail(self, max_bytes: int = 4096) -> str:
         """The last raw output the target wrote outside the debugger, for failure reports."""
         return ""
+
+    def path_mappings(self) -> list[dict[str, str]]:
+        """debugpy ``pathMappings`` (localRoot = the user's path, remoteRoot = the target's)."""
+        return []
 
     def to_local_path(self, path: str) -> str:
         """Map a path as the target sees it to the user's path."""
@@ -58,6 +65,21 @@ class Launcher(abc.ABC):
     @abc.abstractmethod
     async def start(self, spec: LaunchRequest, *, session_id: str) -> Target:
         """Start ``spec`` with debugpy listening and waiting for a client; return at once."""
+
+    async def remove_orphans(self, keep: set[str]) -> list[str]:
+        """End targets this launcher started for sessions not in ``keep``; return what was removed."""
+        return []
+
+    def recover(self, described: dict[str, Any]) -> Target | None:
+        """Find again a target this kind of launcher started, maybe in an earlier relay process.
+
+        ``described`` is what the target's :meth:`Target.describe` returned (kept in the state
+        store; its ``kind`` names the launcher). Return a target to re-attach to (debugpy accepts
+        a new client once the old one is gone), or one that has ended (``poll()`` is not None;
+        ``output_tail()`` still tells what it printed), or None when nothing is left of it.
+        May block (it probes a process or a container): the relay calls it in a worker thread.
+        """
+        return None
 
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release what the launcher holds (pools, clients)."""

@@ -114,6 +114,14 @@ class LocalTarget(Target):
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "adapter_pid": self.adapter_pid, "log": str(self.log_path)}
 
+    def disown(self) -> None:
+        """Keep the process when this relay exits: asyncio kills a child whose transport is closed
+        or garbage-collected, so the transport forgets it (its stdin pipe closes: the target reads EOF)."""
+        transport = getattr(self.proc, "_transport", None)
+        if transport is not None and self.proc.returncode is None:
+            transport._proc = None
+            transport.close()
+
     def output_tail(self, max_bytes: int = 4096) -> str:
         try:
             with self.log_path.open("rb") as fh:
@@ -167,3 +175,9 @@ class LocalLauncher(Launcher):
             except OSError as exc:
                 raise LaunchFailed(f"cannot start '{python}': {exc}", details={"python": python}) from exc
         return LocalTarget(proc, port, log_path)
+
+    def recover(self, described: dict[str, Any]) -> Target | None:
+        """A target an earlier relay process started: still running, or None (its exit code is lost)."""
+        from .orphan import OrphanTarget
+
+        return OrphanTarget.find(described)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
+from typing import Any
 
 import psutil
 
 from debugrelay.errors import InvalidRequest, LaunchFailed
 from debugrelay.models import AttachSpec
 
-from .base import Target
+from .base import Launcher, Target
 from .local import free_port
 
 
@@ -37,17 +38,11 @@ class RemoteTarget(Target):
     async def terminate(self) -> int | None:
         return None  # debugpy ends it on 'disconnect' with terminateDebuggee when asked
 
-    def to_local_path(self, path: str) -> str:
-        for local, remote in self.mappings:
-            if path.startswith(remote):
-                return local + path[len(remote):]
-        return path
+    def path_mappings(self) -> list[dict[str, str]]:
+        return [{"localRoot": local, "remoteRoot": remote} for local, remote in self.mappings]
 
-    def to_remote_path(self, path: str) -> str:
-        for local, remote in self.mappings:
-            if path.startswith(local):
-                return remote + path[len(local):]
-        return path
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "path_mappings": [list(m) for m in self.mappings]}
 
     @classmethod
     async def resolve(cls, spec: AttachSpec) -> RemoteTarget:
@@ -64,6 +59,25 @@ class RemoteTarget(Target):
         if port is None:
             port = await inject(spec.pid)
         return cls("127.0.0.1", port, spec.pid, mappings)
+
+
+class RemoteLauncher(Launcher):
+    """Attach targets are not started by the relay; this only finds them again after a restart."""
+
+    name = "remote"
+
+    async def start(self, spec: Any, *, session_id: str) -> Target:
+        raise InvalidRequest("remote targets are attached to, not launched", hint="POST /sessions/{id}/attach")
+
+    def recover(self, described: dict[str, Any]) -> Target | None:
+        """The same address again; a local process named by PID must still be there."""
+        host, port, pid = described.get("host"), described.get("port"), described.get("pid")
+        if not isinstance(host, str) or not isinstance(port, int):
+            return None
+        if isinstance(pid, int) and not psutil.pid_exists(pid):
+            return None
+        mappings = [(str(m[0]), str(m[1])) for m in described.get("path_mappings") or [] if len(m) == 2]
+        return RemoteTarget(host, port, pid if isinstance(pid, int) else None, mappings)
 
 
 def listening_port(pid: int) -> int | None:
@@ -107,7 +121,7 @@ def debuggable_processes() -> list[dict[str, object]]:
     out: list[dict[str, object]] = []
     for proc in psutil.process_iter(["pid", "name", "cmdline", "username"]):
         cmd = proc.info.get("cmdline") or []
-        if not cmd or "python" not in (proc.info.get("name") or "") and not any("python" in c for c in cmd[:1]):
+        if not cmd or ("python" not in (proc.info.get("name") or "") and not any("python" in c for c in cmd[:1])):
             continue
         if any("debugpy/adapter" in c or "debugpy.adapter" in c or "debugpy/launcher" in c for c in cmd):
             continue

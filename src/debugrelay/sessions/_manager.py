@@ -7,7 +7,7 @@ import contextlib
 import logging
 import secrets
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from debugrelay.config import Settings
 from debugrelay.errors import InvalidRequest, SessionNotFound, TooManySessions
@@ -16,6 +16,9 @@ from debugrelay.models import AttachSpec, SessionRecord
 from debugrelay.store import StateStore
 
 from ._session import ACTIVE, Session
+
+if TYPE_CHECKING:
+    from ._leases import Ownership
 
 log = logging.getLogger(__name__)
 
@@ -31,17 +34,39 @@ class SessionManager:
         self._reaper: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
         self.started_at = time.time()
+        self.ownership: Ownership | None = None  # leases, recovery and takeover: a durable store only
 
     async def start(self) -> None:
         self._reaper = asyncio.create_task(self._reap_loop(), name="session-reaper")
+        if self.store.durable:
+            from ._leases import Ownership
+
+            self.ownership = Ownership(self)
+            await self.ownership.start()
+
+    async def remove_orphans(self) -> None:
+        """Remove targets (containers) whose sessions are in no store: left by a relay that died."""
+        try:
+            keep = {r.id for r in await self.store.list_sessions()} | set(self.sessions)
+        except Exception:
+            log.warning("could not list sessions; orphaned targets are left alone for now")
+            return
+        for launcher in self.launchers.values():
+            with contextlib.suppress(Exception):
+                await launcher.remove_orphans(keep)
 
     async def close(self) -> None:
-        """End every session's target (relay shutdown)."""
+        """End every session's target (relay shutdown), or with a durable store and
+        keep_targets_on_shutdown, leave them running for the next relay."""
         if self._reaper is not None:
             self._reaper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reaper
+        if self.ownership is not None:
+            await self.ownership.handover()
         await asyncio.gather(*(s.close() for s in list(self.sessions.values())), return_exceptions=True)
+        if self.ownership is not None:
+            await self.ownership.close()
         for launcher in self.launchers.values():
             with contextlib.suppress(Exception):
                 await launcher.close()
@@ -68,6 +93,8 @@ class SessionManager:
             mode="attach" if attach else "launch",
         )
         session = Session(record, store=self.store, settings=self.settings, launchers=self.launchers)
+        if self.ownership is not None:
+            await self.ownership.claim(record.id)  # before the record exists: nobody else adopts it
         await session.save()
         self.sessions[record.id] = session
         self.poke()
@@ -88,6 +115,10 @@ class SessionManager:
 
     def list(self) -> list[Session]:
         return sorted(self.sessions.values(), key=lambda s: s.record.created_at)
+
+    async def list_all(self) -> list[Session]:
+        """Every session in the store, also those other relay replicas own (as stored)."""
+        return await self.ownership.list_all() if self.ownership is not None else self.list()
 
     async def delete(self, session_id: str) -> None:
         session = self.sessions.get(session_id)

@@ -13,6 +13,7 @@ from debugrelay.store import StateStore
 log = logging.getLogger(__name__)
 
 FLUSH_DELAY = 0.02  # debugpy sends print()'s pieces as separate events: join them
+PARTIAL_LINE_AGE = 0.5
 
 
 class OutputBuffer:
@@ -25,6 +26,7 @@ class OutputBuffer:
         self._pending: list[tuple[str, str, float]] = []
         self._handle: asyncio.TimerHandle | None = None
         self._flushing: asyncio.Task[None] | None = None
+        self._writing = asyncio.Lock()  # one write at a time: a failed batch goes back first, in order
 
     def add(self, stream: str, text: str) -> None:
         if not text:
@@ -42,16 +44,31 @@ class OutputBuffer:
     def _schedule(self) -> None:
         self._handle = None
         if self._flushing is None or self._flushing.done():
-            self._flushing = asyncio.create_task(self.flush())
+            self._flushing = asyncio.create_task(self.flush(partial_lines=False))
 
-    async def flush(self) -> None:
-        """Write everything pending; kept for a later try when the store is unreachable."""
+    async def flush(self, *, partial_lines: bool = True) -> None:
+        """Write what is pending; kept for a later try when the store is unreachable.
+
+        A timer flush holds back a young unfinished line (print() sends its pieces separately)
+        so that one line stays one entry; an explicit flush, or a line older than
+        PARTIAL_LINE_AGE, writes it as it is (a prompt without a newline must still show).
+        """
+        async with self._writing:
+            await self._flush(partial_lines)
+
+    async def _flush(self, partial_lines: bool) -> None:
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None
         if not self._pending:
             return
         batch, self._pending = self._pending, []
+        last = batch[-1]
+        if not partial_lines and not last[1].endswith("\n") and time.time() - last[2] < PARTIAL_LINE_AGE:
+            self._pending = [batch.pop()]
+            self._handle = asyncio.get_running_loop().call_later(FLUSH_DELAY, self._schedule)
+            if not batch:
+                return
         entries: list[tuple[str, str, float]] = []
         for stream, text, at in batch:
             for i in range(0, len(text), self.max_chars):

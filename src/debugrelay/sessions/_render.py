@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from debugrelay.errors import RelayError
+
 if TYPE_CHECKING:
     from ._session import Session
 
@@ -23,6 +25,11 @@ class RefMeta:
     chain: tuple[int, ...]
     obj_id: int | None = None
     length: int | None = None
+    kind: str | None = None
+
+
+DEFAULT_PAGE = 100  # items of a long sequence per page unless asked otherwise
+SLICEABLE = frozenset({"list", "tuple", "str", "bytes", "bytearray", "range", "deque"})
 
 
 def render_one(var: dict[str, Any], max_chars: int) -> dict[str, Any]:
@@ -55,11 +62,15 @@ async def render_variables(
     meta = session._refs.get(ref)
     items = [v for v in raw if v.get("name") not in GROUPS]
     total = len(items)
-    if meta is not None and meta.length is not None and items and all(
-        v.get("name", "").isdigit() for v in items
-    ):
-        total = max(total, meta.length)
+    if meta is not None and meta.kind in SLICEABLE and meta.length is not None:
+        # debugpy lists the first items of a sequence plus 'len()' and 'more' entries
+        items = [v for v in items if v.get("name", "").isdigit()]
+        total = meta.length
+        count = DEFAULT_PAGE if count is None else count
     page = items[start : start + count] if count is not None else items[start:]
+    wanted = (total if count is None else min(total, start + count)) - start
+    if meta is not None and meta.evaluate_name and total > len(items) and len(page) < wanted:
+        page = await _slice(session, meta, start, wanted) or page
     max_chars = session.settings.value_max_chars
     rendered = [render_one(v, max_chars) for v in page]
     if meta is not None:
@@ -69,6 +80,27 @@ async def render_variables(
         "total": total,
         "has_more": start + len(page) < total,
     }
+
+
+async def _slice(session: Session, meta: RefMeta, start: int, count: int) -> list[dict[str, Any]] | None:
+    """Items ``start .. start+count`` of a long sequence, which debugpy alone never lists."""
+    if session.client is None or count <= 0:
+        return None
+    window = f"({meta.evaluate_name})[{start}:{start + count}]"
+    try:
+        body = await session.client.request(
+            "evaluate", {"expression": window, "frameId": meta.frame_id, "context": "watch"})
+        ref = body.get("variablesReference") or 0
+        children = (await session.client.request("variables", {"variablesReference": ref}))["variables"] if ref else []
+    except RelayError:
+        return None
+    out = []
+    for child in children:
+        name = child.get("name", "")
+        if name.isdigit():
+            index = start + int(name)
+            out.append({**child, "name": str(index), "evaluateName": f"({meta.evaluate_name})[{index}]"})
+    return out
 
 
 async def _augment(session: Session, meta: RefMeta, page: list[dict[str, Any]], rendered: list[dict[str, Any]]) -> None:
@@ -113,6 +145,7 @@ async def _augment(session: Session, meta: RefMeta, page: list[dict[str, Any]], 
                 chain=tuple(c for c in child_chain if c is not None),
                 obj_id=obj_id,
                 length=length,
+                kind=out.get("type"),
             )
 
 

@@ -55,6 +55,21 @@ ATTACH_ARGS: dict[str, Any] = {
 }
 
 
+ATTACH_RETRY_SECONDS = 5.0  # a debugpy someone else starts may still be coming up
+
+INITIALIZE_ARGS: dict[str, Any] = {
+    "clientID": "debugrelay",
+    "clientName": "debugrelay",
+    "adapterID": "debugpy",
+    "linesStartAt1": True,
+    "columnsStartAt1": True,
+    "pathFormat": "path",
+    "supportsVariableType": True,
+    "supportsVariablePaging": True,
+    "supportsRunInTerminalRequest": False,
+}
+
+
 def exception_filters_for(stop_on_exception: object) -> list[str]:
     """Map the launch's ``stop_on_exception`` to debugpy's exception filters."""
     if stop_on_exception is True:
@@ -187,7 +202,8 @@ class Session:
             self.record.exception_filters = filters
             await self._connect(target, self.settings.launch_timeout)
             await self._configure(
-                {**ATTACH_ARGS, "justMyCode": spec.just_my_code, "subProcess": spec.debug_subprocesses}
+                {**ATTACH_ARGS, "justMyCode": spec.just_my_code, "subProcess": spec.debug_subprocesses,
+                 "pathMappings": target.path_mappings()}
             )
             if entry is not None:
                 log.debug("session %s: entry breakpoint at %s:%s", self.id, entry.file, entry.line)
@@ -239,11 +255,10 @@ class Session:
             try:
                 self.target = target
                 self.record.target = target.describe()
-                await self._connect(target, self.settings.launch_timeout, single_try=True)
-                mappings = [
-                    {"localRoot": m.local_root, "remoteRoot": m.remote_root} for m in spec.path_mappings
-                ]
-                await self._configure({**ATTACH_ARGS, "justMyCode": False, "pathMappings": mappings})
+                await self._connect(target, ATTACH_RETRY_SECONDS)
+                await self._configure(
+                    {**ATTACH_ARGS, "justMyCode": False, "pathMappings": target.path_mappings()}
+                )
             except RelayError as exc:
                 await self._launch_failed(None, exc)
                 raise
@@ -253,10 +268,11 @@ class Session:
             self._notify()
 
     async def _connect(self, target: Target, timeout: float, *, single_try: bool = False) -> None:
-        """Connect to the target's debugpy, retrying until it listens.
+        """Connect to the target's debugpy and ``initialize``, retrying until it answers.
 
-        A bare connect-and-close probe kills a debuggee waiting for its client, so readiness
-        is the DAP connection itself.
+        A bare connect-and-close probe kills a debuggee waiting for its client, so readiness is
+        the DAP handshake itself. A published container port accepts (Docker's proxy) before
+        debugpy listens and then closes: that is retried too, it never reached debugpy.
         """
         deadline = time.monotonic() + timeout
         delay = 0.005
@@ -267,13 +283,17 @@ class Session:
                     f"the target exited with code {code} before debugpy was ready",
                     details={"exit_code": code},
                 )
+            client: DapClient | None = None
             try:
                 client = await DapClient.connect(
                     target.host, target.port, timeout=2.0,
                     request_timeout=self.settings.request_timeout, name=f"dap-{self.id}",
                 )
+                await client.request("initialize", INITIALIZE_ARGS)
                 break
-            except (OSError, TimeoutError) as exc:
+            except (OSError, TimeoutError, TargetGone) as exc:
+                if client is not None:
+                    await client.close()
                 if single_try or time.monotonic() > deadline:
                     raise LaunchFailed(
                         f"cannot reach debugpy at {target.host}:{target.port}: {exc}",
@@ -285,32 +305,20 @@ class Session:
                 delay = min(delay * 1.5, 0.05)
         client.add_listener(self._on_event)
         self.client = client
+        target.on_attached()
 
     async def _configure(self, attach_args: dict[str, Any]) -> None:
         client = self._require_client()
-        await client.request(
-            "initialize",
-            {
-                "clientID": "debugrelay",
-                "clientName": "debugrelay",
-                "adapterID": "debugpy",
-                "linesStartAt1": True,
-                "columnsStartAt1": True,
-                "pathFormat": "path",
-                "supportsVariableType": True,
-                "supportsVariablePaging": True,
-                "supportsRunInTerminalRequest": False,
-            },
-        )
         initialized = client.expect_event("initialized")
         attach = client.send("attach", attach_args)
-        try:
-            await asyncio.wait_for(asyncio.shield(initialized), self.settings.launch_timeout)
-        except TimeoutError as exc:
-            with contextlib.suppress(DebugpyError, TargetGone):
+        # a refused attach ("already being debugged": one client at a time) answers at once
+        await asyncio.wait({initialized, attach}, timeout=self.settings.launch_timeout,
+                           return_when=asyncio.FIRST_COMPLETED)
+        if not initialized.done():
+            with contextlib.suppress(TargetGone):
                 if attach.done():
                     await client.result(attach, "attach", 0.1)
-            raise DebugpyTimeout("debugpy did not initialize in time") from exc
+            raise DebugpyTimeout("debugpy did not initialize in time")
         await bps.sync_all(self)
         await self.apply_exception_filters()
         await client.request("configurationDone")
@@ -484,8 +492,15 @@ class Session:
             args: dict[str, Any] = {"threadId": tid}
             if dap_command == "continue" and thread_id is not None:
                 args["singleThread"] = True
-            await client.request(dap_command, args)
+            # mark running before sending: the next 'stopped' event can beat the response
             self._on_continued()
+            try:
+                await client.request(dap_command, args)
+            except RelayError:
+                if self.record.stop_count == seen and self.status == "running":
+                    self.record.status, self.record.stop = "paused", stop
+                    self._notify()
+                raise
         if wait:
             await self.wait_for_stop(seen, wait)
 
@@ -545,10 +560,12 @@ class Session:
         self._ending = True
         client, target = self.client, self.target
         if client is not None and not client.closed.is_set():
-            with contextlib.suppress(RelayError):
-                await client.request(
-                    "disconnect", {"terminateDebuggee": terminate, "restart": False}, timeout=2.0
-                )
+            if not terminate or target is None:
+                # detach (or a target we cannot kill ourselves): let debugpy resume or end it
+                with contextlib.suppress(RelayError):
+                    await client.request(
+                        "disconnect", {"terminateDebuggee": terminate, "restart": False}, timeout=2.0
+                    )
             await client.close()
         self.client = None
         exit_code = self.record.exit_code

@@ -15,6 +15,11 @@ def _loc(value: Any) -> Any:
     return msgspec.to_builtins(value) if value is not None else None
 
 
+def _compact(data: dict[str, Any]) -> dict[str, Any]:
+    """Only what was set: agents pay for every default echoed back."""
+    return {k: v for k, v in data.items() if v is not None and v is not False and v != [] and v != {}}
+
+
 def status_view(session: Session, expires_in: float | None = None) -> dict[str, Any]:
     """``{status, reason, location, exception, exit_code, ...}``: compact, nothing omitted that is set."""
     rec = session.record
@@ -63,9 +68,9 @@ def session_view(session: Session, expires_in: float | None = None) -> dict[str,
     if expires_in is not None:
         out["expires_in_seconds"] = round(max(0.0, expires_in), 1)
     if rec.launch is not None:
-        out["launch"] = msgspec.to_builtins(rec.launch)
+        out["launch"] = _compact(msgspec.to_builtins(rec.launch))
     if rec.attach is not None:
-        out["attach"] = msgspec.to_builtins(rec.attach)
+        out["attach"] = _compact(msgspec.to_builtins(rec.attach))
     if rec.target is not None:
         out["target"] = {k: v for k, v in rec.target.items() if v is not None}
     if rec.notes:

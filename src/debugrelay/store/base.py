@@ -1,4 +1,4 @@
-"""State store ABC: sessions, output streams and breakpoint profiles."""
+"""State store ABC: sessions, output streams, breakpoint profiles and the owners' leases."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import abc
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from debugrelay.errors import InvalidRequest
 from debugrelay.models import BreakpointRecord, OutputEntry, SessionRecord
@@ -34,11 +35,27 @@ class OutputPage:
     notes: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Lease:
+    """Who carries a session on: the owning relay, where it answers, and how long the lease has left."""
+
+    owner: str
+    url: str
+    expires_in: float
+
+
 class StateStore(abc.ABC):
-    """Where sessions live. Redis is the source of truth; the memory twin serves the embedded default."""
+    """Where sessions live. Redis is the source of truth; the memory twin serves the embedded default.
+
+    Session ownership: every session has one owning relay, which holds a lease with a TTL and renews
+    it. Another relay forwards requests to the owner while the lease lives and takes the session
+    over once it has expired.
+    """
 
     name: str = "abstract"
     durable: bool = False
+
+    # -- sessions --------------------------------------------------------------------------
 
     @abc.abstractmethod
     async def save_session(self, record: SessionRecord) -> None:
@@ -50,11 +67,20 @@ class StateStore(abc.ABC):
 
     @abc.abstractmethod
     async def list_sessions(self) -> list[SessionRecord]:
-        """Every readable session record; unreadable ones are skipped with a warning."""
+        """Every readable session record; unreadable or foreign ones are skipped with a warning."""
 
     @abc.abstractmethod
     async def delete_session(self, session_id: str) -> None:
-        """Forget a session and its output."""
+        """Forget a session, its output, its activity mark and its lease."""
+
+    @abc.abstractmethod
+    async def save_activity(self, activity: dict[str, float]) -> None:
+        """Record sessions' last activity (their idle deadlines) without rewriting their records.
+
+        Records read back carry the later of their own ``last_activity`` and this one.
+        """
+
+    # -- output ----------------------------------------------------------------------------
 
     @abc.abstractmethod
     async def append_output(self, session_id: str, entries: list[tuple[str, str, float]]) -> None:
@@ -68,6 +94,8 @@ class StateStore(abc.ABC):
     async def clear_output(self, session_id: str) -> None:
         """Drop a session's output."""
 
+    # -- breakpoint profiles -----------------------------------------------------------------
+
     @abc.abstractmethod
     async def save_profile(self, name: str, breakpoints: list[BreakpointRecord]) -> None:
         """Store a named breakpoint set."""
@@ -79,6 +107,43 @@ class StateStore(abc.ABC):
     @abc.abstractmethod
     async def list_profiles(self) -> dict[str, list[BreakpointRecord]]:
         """All named breakpoint sets."""
+
+    # -- leases and replicas -----------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def claim_lease(
+        self, session_id: str, owner: str, url: str, ttl: float, *, replace: str | None = None
+    ) -> Lease:
+        """Take (or extend) the lease unless another owner holds a live one; return the lease in force.
+
+        ``replace`` names an owner known to be gone whose live lease may be taken too.
+        """
+
+    @abc.abstractmethod
+    async def renew_leases(self, session_ids: list[str], owner: str, url: str, ttl: float) -> list[str]:
+        """Extend ``owner``'s leases (re-taking expired ones); return the ids another owner holds now."""
+
+    @abc.abstractmethod
+    async def release_lease(self, session_id: str, owner: str) -> None:
+        """Give a lease up, if ``owner`` still holds it."""
+
+    @abc.abstractmethod
+    async def get_leases(self, session_ids: list[str]) -> dict[str, Lease]:
+        """The live leases among ``session_ids`` (expired or unreadable ones are absent)."""
+
+    @abc.abstractmethod
+    async def register_instance(self, instance_id: str, info: dict[str, Any], ttl: float) -> None:
+        """Announce a relay replica (its URL, start time, load) for ``ttl`` seconds."""
+
+    @abc.abstractmethod
+    async def list_instances(self) -> dict[str, dict[str, Any]]:
+        """The replicas that announced themselves recently."""
+
+    # -- health ----------------------------------------------------------------------------
+
+    async def check(self) -> list[str]:
+        """Set aside what would stop the store from working (AC-PE-4); return a warning per fix."""
+        return []
 
     async def ping(self) -> bool:
         return True

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import itertools
+import time
 from collections import deque
+from typing import Any
+
+import msgspec
 
 from debugrelay.models import BreakpointRecord, OutputEntry, SessionRecord
 
-from .base import OutputPage, StateStore, bad_cursor, timestamp
+from .base import Lease, OutputPage, StateStore, bad_cursor, timestamp
 
 
 class _Stream:
@@ -24,19 +28,22 @@ class MemoryStore(StateStore):
     def __init__(self, output_cap: int = 10_000) -> None:
         self.output_cap = output_cap
         self._sessions: dict[str, bytes] = {}
+        self._activity: dict[str, float] = {}
         self._streams: dict[str, _Stream] = {}
         self._profiles: dict[str, list[BreakpointRecord]] = {}
+        self._leases: dict[str, tuple[str, str, float]] = {}  # id → (owner, url, monotonic deadline)
+        self._instances: dict[str, tuple[dict[str, Any], float]] = {}
 
     async def save_session(self, record: SessionRecord) -> None:
-        import msgspec
-
         self._sessions[record.id] = msgspec.json.encode(record)
 
     async def get_session(self, session_id: str) -> SessionRecord | None:
-        import msgspec
-
         raw = self._sessions.get(session_id)
-        return None if raw is None else msgspec.json.decode(raw, type=SessionRecord)
+        if raw is None:
+            return None
+        record = msgspec.json.decode(raw, type=SessionRecord)
+        record.last_activity = max(record.last_activity, self._activity.get(session_id, 0.0))
+        return record
 
     async def list_sessions(self) -> list[SessionRecord]:
         return [r for sid in list(self._sessions) if (r := await self.get_session(sid)) is not None]
@@ -44,6 +51,11 @@ class MemoryStore(StateStore):
     async def delete_session(self, session_id: str) -> None:
         self._sessions.pop(session_id, None)
         self._streams.pop(session_id, None)
+        self._activity.pop(session_id, None)
+        self._leases.pop(session_id, None)
+
+    async def save_activity(self, activity: dict[str, float]) -> None:
+        self._activity.update(activity)
 
     async def append_output(self, session_id: str, entries: list[tuple[str, str, float]]) -> None:
         stream = self._streams.setdefault(session_id, _Stream(self.output_cap))
@@ -81,3 +93,47 @@ class MemoryStore(StateStore):
 
     async def list_profiles(self) -> dict[str, list[BreakpointRecord]]:
         return dict(self._profiles)
+
+    # -- leases: the same rules as the Redis scripts -------------------------------------------
+
+    def _live_lease(self, session_id: str) -> Lease | None:
+        held = self._leases.get(session_id)
+        if held is None:
+            return None
+        owner, url, deadline = held
+        left = deadline - time.monotonic()
+        if left <= 0:
+            del self._leases[session_id]
+            return None
+        return Lease(owner, url, left)
+
+    async def claim_lease(
+        self, session_id: str, owner: str, url: str, ttl: float, *, replace: str | None = None
+    ) -> Lease:
+        held = self._live_lease(session_id)
+        if held is not None and held.owner not in (owner, replace):
+            return held
+        self._leases[session_id] = (owner, url, time.monotonic() + ttl)
+        return Lease(owner, url, ttl)
+
+    async def renew_leases(self, session_ids: list[str], owner: str, url: str, ttl: float) -> list[str]:
+        lost = []
+        for sid in session_ids:
+            if (await self.claim_lease(sid, owner, url, ttl)).owner != owner:
+                lost.append(sid)
+        return lost
+
+    async def release_lease(self, session_id: str, owner: str) -> None:
+        held = self._live_lease(session_id)
+        if held is not None and held.owner == owner:
+            del self._leases[session_id]
+
+    async def get_leases(self, session_ids: list[str]) -> dict[str, Lease]:
+        return {sid: lease for sid in session_ids if (lease := self._live_lease(sid)) is not None}
+
+    async def register_instance(self, instance_id: str, info: dict[str, Any], ttl: float) -> None:
+        self._instances[instance_id] = (dict(info), time.monotonic() + ttl)
+
+    async def list_instances(self) -> dict[str, dict[str, Any]]:
+        now = time.monotonic()
+        return {k: info for k, (info, deadline) in self._instances.items() if deadline > now}

@@ -1,26 +1,92 @@
-"""Redis state store: session records as JSON, output as capped Streams (cursor = stream id)."""
+"""Redis state store: session records as JSON, output as capped Streams (cursor = stream id), leases.
+
+Keys, all under the namespace (``DEBUGRELAY_REDIS_NAMESPACE``, default ``debugrelay``):
+
+- ``{ns}:sessions``        hash  session id → SessionRecord JSON
+- ``{ns}:activity``        hash  session id → last activity (unix time; the idle deadline's base)
+- ``{ns}:output:{id}``     stream of output entries, capped (``DEBUGRELAY_OUTPUT_BUFFER_ENTRIES``)
+- ``{ns}:lease:{id}``      string ``{"owner", "url"}`` with a TTL: the relay carrying the session on
+- ``{ns}:instance:{id}``   string with a TTL: a relay replica's URL and start time
+- ``{ns}:profiles``        hash  profile name → breakpoint list JSON
+
+Whatever cannot be read (bad JSON, a record filed under another id, a key of the wrong type) is
+skipped with a warning, or set aside under ``…:unreadable:{time}``; the relay never fails on it.
+"""
 
 from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import msgspec
 from redis.asyncio import Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from debugrelay.errors import StoreUnavailable
 from debugrelay.models import BreakpointRecord, OutputEntry, SessionRecord
 
-from .base import OutputPage, StateStore, bad_cursor, timestamp
+from .base import Lease, OutputPage, StateStore, bad_cursor, timestamp
 
 log = logging.getLogger(__name__)
 _CURSOR = re.compile(r"^\d+(-\d+)?$")
 T = TypeVar("T")
 _profiles_type = list[BreakpointRecord]
+
+# A call fails within ~2.5 s when Redis hangs and at once when it is down; a connection that broke
+# (Redis restarted) is retried once on a fresh one, so the first call after a restart succeeds.
+SOCKET_TIMEOUT = 2.5
+
+_CLAIM = """
+local cur = redis.call('GET', KEYS[1])
+if cur then
+  local ok, v = pcall(cjson.decode, cur)
+  local pttl = redis.call('PTTL', KEYS[1])
+  if ok and type(v) == 'table' and type(v['owner']) == 'string' and v['owner'] ~= ARGV[1]
+     and v['owner'] ~= ARGV[4] and pttl > 0 then
+    return {cur, pttl}
+  end
+end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return {ARGV[2], tonumber(ARGV[3])}
+"""
+
+_RENEW = """
+local lost = {}
+for i, key in ipairs(KEYS) do
+  local cur = redis.call('GET', key)
+  local mine = true
+  if cur then
+    local ok, v = pcall(cjson.decode, cur)
+    if ok and type(v) == 'table' and type(v['owner']) == 'string' and v['owner'] ~= ARGV[1]
+       and redis.call('PTTL', key) > 0 then
+      mine = false
+    end
+  end
+  if mine then redis.call('SET', key, ARGV[2], 'PX', ARGV[3]) else table.insert(lost, i) end
+end
+return lost
+"""
+
+_RELEASE = """
+local cur = redis.call('GET', KEYS[1])
+if cur then
+  local ok, v = pcall(cjson.decode, cur)
+  if ok and type(v) == 'table' and v['owner'] == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+end
+return 0
+"""
+
+
+class _LeaseValue(msgspec.Struct):
+    owner: str
+    url: str = ""
 
 
 class RedisStore(StateStore):
@@ -31,10 +97,20 @@ class RedisStore(StateStore):
         self.client = client
         self.ns = namespace
         self.output_cap = output_cap
+        self._warned: set[str] = set()
+        self._claim = client.register_script(_CLAIM)
+        self._renew = client.register_script(_RENEW)
+        self._release = client.register_script(_RELEASE)
 
     @classmethod
     def with_url(cls, url: str, **kwargs: Any) -> RedisStore:
-        client = Redis.from_url(url, socket_timeout=3, socket_connect_timeout=3, retry_on_timeout=False)
+        client = Redis.from_url(
+            url,
+            socket_timeout=SOCKET_TIMEOUT,
+            socket_connect_timeout=SOCKET_TIMEOUT,
+            retry=Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,)),
+            health_check_interval=10,
+        )
         return cls(client, **kwargs)
 
     def _key(self, *parts: str) -> str:
@@ -44,44 +120,127 @@ class RedisStore(StateStore):
         try:
             return await fn()
         except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
-            raise StoreUnavailable(f"Redis is unreachable: {exc.__class__.__name__}") from exc
+            raise StoreUnavailable(
+                f"Redis is unreachable ({exc.__class__.__name__}: {str(exc)[:120]})",
+                details={"store": "redis"},
+            ) from exc
+
+    def _warn_once(self, key: str, message: str, *args: Any) -> None:
+        if key not in self._warned:
+            self._warned.add(key)
+            log.warning(message, *args)
 
     async def ping(self) -> bool:
         try:
-            return bool(await self.client.ping())  # type: ignore[misc]
+            return bool(await self.client.ping())
         except Exception:
             return False
 
+    async def check(self) -> list[str]:
+        """Set aside keys of the wrong type (they would fail every call on them)."""
+        warnings = []
+        for part in ("sessions", "activity", "profiles"):
+            key = self._key(part)
+            kind = await self._call(lambda k=key: self.client.type(k))  # type: ignore[misc]
+            kind = kind.decode() if isinstance(kind, bytes) else str(kind)
+            if kind not in ("hash", "none"):
+                aside = await self._set_aside(key)
+                warnings.append(f"'{key}' held a {kind}, not a hash: moved to '{aside}', starting fresh")
+        for text in warnings:
+            log.warning("state store: %s", text)
+        return warnings
+
+    async def _set_aside(self, key: str) -> str:
+        aside = f"{key}:unreadable:{int(time.time() * 1000)}"
+        await self._call(lambda: self.client.rename(key, aside))
+        return aside
+
+    # -- sessions --------------------------------------------------------------------------
+
     async def save_session(self, record: SessionRecord) -> None:
         data = msgspec.json.encode(record)
-        await self._call(lambda: self.client.hset(self._key("sessions"), record.id, data))  # type: ignore[arg-type,return-value]
+        await self._call(lambda: self.client.hset(self._key("sessions"), record.id, data))
 
     async def get_session(self, session_id: str) -> SessionRecord | None:
-        raw = await self._call(lambda: self.client.hget(self._key("sessions"), session_id))  # type: ignore[arg-type,return-value]
-        return self._decode(session_id, raw)
+        async def run() -> list[Any]:
+            async with self.client.pipeline(transaction=False) as pipe:
+                pipe.hget(self._key("sessions"), session_id)
+                pipe.hget(self._key("activity"), session_id)
+                return await pipe.execute(raise_on_error=False)
 
-    def _decode(self, session_id: str, raw: Any) -> SessionRecord | None:
+        raw, activity = await self._call(run)
+        if isinstance(raw, ResponseError):
+            self._warn_once("sessions:type", "cannot read %s: %s", self._key("sessions"), raw)
+            return None
+        return self._decode(session_id, raw, activity)
+
+    def _decode(self, session_id: str, raw: Any, activity: Any = None) -> SessionRecord | None:
         if raw is None:
             return None
         try:
-            return msgspec.json.decode(raw, type=SessionRecord)
+            record = msgspec.json.decode(raw, type=SessionRecord)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            log.warning("skipping unreadable session record %r: %s", session_id, exc)
+            self._warn_once(
+                f"{session_id}:{hash(raw)}", "skipping unreadable session record %r: %s", session_id, exc
+            )
             return None
+        if record.id != session_id:
+            self._warn_once(
+                f"{session_id}:{hash(raw)}", "skipping foreign session record %r (it says it is %r)",
+                session_id, record.id,
+            )
+            return None
+        try:
+            if activity:
+                record.last_activity = max(record.last_activity, float(activity))
+        except (TypeError, ValueError):
+            self._warn_once(f"activity:{session_id}", "ignoring unreadable activity mark of %r", session_id)
+        return record
 
     async def list_sessions(self) -> list[SessionRecord]:
-        raw: dict[bytes, bytes] = await self._call(lambda: self.client.hgetall(self._key("sessions")))  # type: ignore[arg-type,return-value]
-        records = [self._decode(k.decode("utf-8", "replace"), v) for k, v in raw.items()]
-        return [r for r in records if r is not None]
+        async def run() -> list[Any]:
+            async with self.client.pipeline(transaction=False) as pipe:
+                pipe.hgetall(self._key("sessions"))
+                pipe.hgetall(self._key("activity"))
+                return await pipe.execute(raise_on_error=False)
+
+        raw, activity = await self._call(run)
+        if isinstance(raw, ResponseError):
+            self._warn_once("sessions:type", "cannot read %s: %s", self._key("sessions"), raw)
+            return []
+        if isinstance(activity, ResponseError):
+            activity = {}
+        records = []
+        for key, value in raw.items():
+            try:
+                sid = key.decode()
+            except UnicodeDecodeError:
+                self._warn_once(f"key:{key!r}", "skipping a session record under an unreadable key %r", key)
+                continue
+            record = self._decode(sid, value, activity.get(key))
+            if record is not None:
+                records.append(record)
+        return records
 
     async def delete_session(self, session_id: str) -> None:
         async def run() -> None:
             async with self.client.pipeline(transaction=True) as pipe:
                 pipe.hdel(self._key("sessions"), session_id)
-                pipe.delete(self._key("output", session_id), self._key("output-dropped", session_id))
+                pipe.hdel(self._key("activity"), session_id)
+                pipe.delete(
+                    self._key("output", session_id), self._key("output-dropped", session_id),
+                    self._key("lease", session_id),
+                )
                 await pipe.execute()
 
         await self._call(run)
+
+    async def save_activity(self, activity: dict[str, float]) -> None:
+        if activity:
+            mapping: dict[str | bytes, str | bytes] = {k: repr(v) for k, v in activity.items()}
+            await self._call(lambda: self.client.hset(self._key("activity"), mapping=mapping))  # type: ignore[arg-type]
+
+    # -- output ----------------------------------------------------------------------------
 
     async def append_output(self, session_id: str, entries: list[tuple[str, str, float]]) -> None:
         key = self._key("output", session_id)
@@ -89,10 +248,18 @@ class RedisStore(StateStore):
         async def run() -> None:
             async with self.client.pipeline(transaction=False) as pipe:
                 for kind, text, at in entries:
-                    pipe.xadd(key, {"t": kind, "x": text, "at": repr(at)}, maxlen=self.output_cap, approximate=False)
+                    fields = {"t": kind, "x": text, "at": repr(at)}
+                    pipe.xadd(key, fields, maxlen=self.output_cap, approximate=False)  # type: ignore[arg-type]
                 await pipe.execute()
 
-        await self._call(run)
+        try:
+            await self._call(run)
+        except ResponseError as exc:
+            if "WRONGTYPE" not in str(exc):
+                raise
+            aside = await self._set_aside(key)
+            log.warning("output key %s held another type: moved to %s", key, aside)
+            await self._call(run)
 
     async def read_output(self, session_id: str, since: str | None, limit: int) -> OutputPage:
         if since and not _CURSOR.match(since):
@@ -108,31 +275,43 @@ class RedisStore(StateStore):
                 rows, total, first = await pipe.execute()
             return rows, total, first
 
-        rows, total, first = await self._call(run)
-        entries = [
-            OutputEntry(
-                type=fields[b"t"].decode(),
-                text=fields[b"x"].decode("utf-8", "replace"),
-                timestamp=timestamp(float(fields[b"at"])),
-                cursor=entry_id.decode(),
-            )
-            for entry_id, fields in rows[:limit]
-        ]
+        try:
+            rows, total, first = await self._call(run)
+        except ResponseError as exc:
+            if "WRONGTYPE" not in str(exc):
+                raise
+            self._warn_once(f"output:{key}", "output key %s is not a stream: skipped", key)
+            return OutputPage([], since or "0", False, notes=["the stored output could not be read"])
+        entries = []
+        for entry_id, fields in rows[:limit]:
+            try:
+                entries.append(OutputEntry(
+                    type=fields[b"t"].decode(),
+                    text=fields[b"x"].decode("utf-8", "replace"),
+                    timestamp=timestamp(float(fields[b"at"])),
+                    cursor=entry_id.decode(),
+                ))
+            except (KeyError, ValueError, UnicodeDecodeError):
+                self._warn_once(
+                    f"entry:{key}:{entry_id!r}", "skipping unreadable output entry %r of %s", entry_id, key
+                )
         dropped = 0
         if first and since and since != "0" and _id_lt(since, first[0][0].decode()):
             dropped = -1  # some entries after the cursor were dropped; the count is not kept
-        cursor = entries[-1].cursor if entries else (since or "0")
+        cursor = rows[:limit][-1][0].decode() if rows[:limit] else (since or "0")
         return OutputPage(entries, cursor, len(rows) > limit, dropped, total)
 
     async def clear_output(self, session_id: str) -> None:
-        await self._call(lambda: self.client.delete(self._key("output", session_id)))  # type: ignore[arg-type,return-value]
+        await self._call(lambda: self.client.delete(self._key("output", session_id)))
+
+    # -- breakpoint profiles -----------------------------------------------------------------
 
     async def save_profile(self, name: str, breakpoints: list[BreakpointRecord]) -> None:
         data = msgspec.json.encode(breakpoints)
-        await self._call(lambda: self.client.hset(self._key("profiles"), name, data))  # type: ignore[arg-type,return-value]
+        await self._call(lambda: self.client.hset(self._key("profiles"), name, data))
 
     async def get_profile(self, name: str) -> list[BreakpointRecord] | None:
-        raw = await self._call(lambda: self.client.hget(self._key("profiles"), name))  # type: ignore[arg-type,return-value]
+        raw = await self._call(lambda: self.client.hget(self._key("profiles"), name))
         if raw is None:
             return None
         try:
@@ -150,6 +329,92 @@ class RedisStore(StateStore):
             except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
                 log.warning("skipping unreadable breakpoint profile %r", key)
         return out
+
+    # -- leases and replicas -----------------------------------------------------------------
+
+    @staticmethod
+    def _lease_value(owner: str, url: str) -> bytes:
+        return msgspec.json.encode(_LeaseValue(owner, url))
+
+    @staticmethod
+    def _read_lease(raw: Any, pttl: Any) -> Lease | None:
+        if raw is None or not isinstance(pttl, int) or pttl <= 0:
+            return None
+        try:
+            value = msgspec.json.decode(raw, type=_LeaseValue)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return None
+        return Lease(value.owner, value.url, pttl / 1000)
+
+    async def claim_lease(
+        self, session_id: str, owner: str, url: str, ttl: float, *, replace: str | None = None
+    ) -> Lease:
+        key = self._key("lease", session_id)
+        value = self._lease_value(owner, url)
+        args: list[str | bytes | int] = [owner, value, int(ttl * 1000), replace or ""]
+        raw, pttl = await self._call(lambda: self._claim(keys=[key], args=args))
+        lease = self._read_lease(raw, pttl)
+        return lease if lease is not None else Lease(owner, url, ttl)
+
+    async def renew_leases(self, session_ids: list[str], owner: str, url: str, ttl: float) -> list[str]:
+        if not session_ids:
+            return []
+        keys = [self._key("lease", sid) for sid in session_ids]
+        value = self._lease_value(owner, url)
+        lost = await self._call(lambda: self._renew(keys=keys, args=[owner, value, int(ttl * 1000)]))
+        return [session_ids[int(i) - 1] for i in lost]
+
+    async def release_lease(self, session_id: str, owner: str) -> None:
+        key = self._key("lease", session_id)
+        await self._call(lambda: self._release(keys=[key], args=[owner]))
+
+    async def get_leases(self, session_ids: list[str]) -> dict[str, Lease]:
+        if not session_ids:
+            return {}
+
+        async def run() -> list[Any]:
+            async with self.client.pipeline(transaction=False) as pipe:
+                for sid in session_ids:
+                    key = self._key("lease", sid)
+                    pipe.get(key)
+                    pipe.pttl(key)
+                return await pipe.execute(raise_on_error=False)
+
+        values = await self._call(run)
+        out = {}
+        for index, sid in enumerate(session_ids):
+            raw, pttl = values[2 * index], values[2 * index + 1]
+            if isinstance(raw, ResponseError):
+                continue
+            lease = self._read_lease(raw, pttl)
+            if lease is not None:
+                out[sid] = lease
+        return out
+
+    async def register_instance(self, instance_id: str, info: dict[str, Any], ttl: float) -> None:
+        key = self._key("instance", instance_id)
+        data = msgspec.json.encode(info)
+        await self._call(lambda: self.client.set(key, data, px=int(ttl * 1000)))
+
+    async def list_instances(self) -> dict[str, dict[str, Any]]:
+        prefix = self._key("instance", "")
+
+        async def run() -> dict[str, dict[str, Any]]:
+            keys = [k async for k in self.client.scan_iter(match=prefix + "*", count=200)]
+            if not keys:
+                return {}
+            values = await self.client.mget(keys)
+            out = {}
+            for key, raw in zip(keys, values, strict=True):
+                try:
+                    info = msgspec.json.decode(raw) if raw is not None else None
+                    if isinstance(info, dict):
+                        out[key.decode()[len(prefix):]] = info
+                except (msgspec.DecodeError, UnicodeDecodeError):
+                    continue
+            return out
+
+        return await self._call(run)
 
     async def close(self) -> None:
         await self.client.aclose()

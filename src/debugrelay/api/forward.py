@@ -1,0 +1,134 @@
+"""Relay replicas on one store: a request for a session another replica owns is forwarded there.
+
+The middleware looks at ``/sessions/{id}/...`` paths only. A session this replica holds is served
+here; one whose owner's lease lives is forwarded to the owner's advertised URL and its answer
+relayed unchanged; one nobody holds (the owner died, its lease expired) is taken over here first.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import httpx
+from litestar import Controller, Litestar, get
+from litestar.enums import ScopeType
+from litestar.types import ASGIApp, Receive, Scope, Send
+
+from debugrelay.errors import RelayError
+from debugrelay.sessions import SessionManager
+from debugrelay.sessions._leases import OwnerUnavailable
+from debugrelay.store import Lease
+
+_SESSION_PATH = re.compile(r"^/sessions/(sess_[A-Za-z0-9]+)(?:/|$)")
+HOPS = "x-debugrelay-hops"
+SERVED_BY = "x-debugrelay-served-by"
+MAX_HOPS = 2
+# a forwarded /wait may long-poll for up to 300 s (api.sessions.MAX_WAIT)
+TIMEOUT = httpx.Timeout(connect=2.0, read=330.0, write=30.0, pool=5.0)
+_HOP_BY_HOP = {b"connection", b"keep-alive", b"transfer-encoding", b"te", b"trailer", b"upgrade",
+               b"proxy-authorization", b"proxy-authenticate", b"host", b"content-length"}
+_DROP_BACK = {"connection", "keep-alive", "transfer-encoding", "content-length", "content-encoding"}
+
+
+class ForwardFailed(RelayError):
+    code = "forward_failed"
+    status = 502
+    default_hint = "The owning relay failed to answer in full; retry."
+
+
+class _Client:
+    """One pooled HTTP client for forwarding, made on first use."""
+
+    client: httpx.AsyncClient | None = None
+
+    @classmethod
+    def get(cls) -> httpx.AsyncClient:
+        if cls.client is None or cls.client.is_closed:
+            cls.client = httpx.AsyncClient(timeout=TIMEOUT, follow_redirects=False)
+        return cls.client
+
+
+def forward_middleware(app: ASGIApp) -> ASGIApp:
+    async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
+        match = _SESSION_PATH.match(scope["path"]) if scope["type"] == ScopeType.HTTP else None
+        if match is None:
+            await app(scope, receive, send)
+            return
+        manager: SessionManager = Litestar.from_scope(scope).state.manager
+        ownership = manager.ownership
+        session_id = match.group(1)
+        if ownership is None or session_id in manager.sessions:
+            await app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        hops = int(headers.get(HOPS.encode(), b"0") or 0)
+        lease = await ownership.locate(session_id)
+        if lease is None:
+            await app(scope, receive, send)
+            return
+        if hops >= MAX_HOPS:
+            raise OwnerUnavailable(
+                f"session '{session_id}' is changing hands", details={"id": session_id, "retry_after": 1},
+                hint="Retry in a second.",
+            )
+        await _proxy(scope, receive, send, lease, hops + 1)
+
+    return middleware
+
+
+async def _proxy(scope: Scope, receive: Receive, send: Send, lease: Lease, hops: int) -> None:
+    body = bytearray()
+    while True:
+        message: Any = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            break
+    headers = [
+        (k.decode("latin-1"), v.decode("latin-1"))
+        for k, v in scope.get("headers") or [] if k.lower() not in _HOP_BY_HOP and k.lower() != HOPS.encode()
+    ]
+    headers.append((HOPS, str(hops)))
+    query = scope.get("query_string") or b""
+    url = lease.url.rstrip("/") + scope["path"] + (f"?{query.decode('latin-1')}" if query else "")
+    try:
+        method = str(scope.get("method", "GET"))
+        response = await _Client.get().request(method, url, headers=headers, content=bytes(body))
+    except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+        wait = max(1, round(lease.expires_in))
+        raise OwnerUnavailable(
+            f"the relay that owns this session ({lease.owner} at {lease.url}) does not answer",
+            details={"owner": lease.owner, "url": lease.url, "retry_after": wait},
+            hint=f"Retry in {wait}s: once its lease has expired this relay takes the session over.",
+        ) from exc
+    except httpx.HTTPError as exc:
+        raise ForwardFailed(
+            f"forwarding to the owning relay ({lease.owner}) failed: {exc.__class__.__name__}",
+            details={"owner": lease.owner, "url": lease.url},
+        ) from exc
+    out = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response.headers.multi_items()
+           if k.lower() not in _DROP_BACK]
+    content = response.content
+    out += [(b"content-length", str(len(content)).encode()), (SERVED_BY.encode(), lease.owner.encode())]
+    await send({"type": "http.response.start", "status": response.status_code, "headers": out})
+    await send({"type": "http.response.body", "body": content, "more_body": False})
+
+
+async def close_forwarding() -> None:
+    if _Client.client is not None:
+        await _Client.client.aclose()
+        _Client.client = None
+
+
+class ClusterController(Controller):
+    tags = ["server"]  # noqa: RUF012
+
+    @get("/cluster", summary="This relay's place among replicas: ownership, recovery, peers")
+    async def cluster(self, manager: SessionManager) -> dict[str, Any]:
+        ownership = manager.ownership
+        if ownership is None:
+            return {"store": manager.store.name, "durable": False, "replicas": [],
+                    "note": "sessions are kept in memory by this relay alone (set DEBUGRELAY_REDIS_URL)"}
+        instances = await manager.store.list_instances()
+        replicas = [{"instance_id": k, **v} for k, v in sorted(instances.items())]
+        return {"store": manager.store.name, "durable": True, **ownership.info(), "replicas": replicas}

@@ -1,0 +1,311 @@
+"""Docker launcher: every debug target in a container of its own, debugpy listening inside.
+
+The launch's working directory is mounted (read-only by default) at the same path inside the
+container, so breakpoints, frames and sources speak the user's paths with no translation; a relay
+that itself runs in a container maps its workspace to the host path Docker needs for the mount.
+debugrelay's start-up hook (TCP_NODELAY, the read-only probe) and, for images without it, debugpy
+are copied into the container before it starts: any image with a Python works, unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import logging
+import os
+import socket
+import tarfile
+import threading
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import debugpy
+import psutil
+
+from debugrelay.config import Settings
+from debugrelay.errors import InvalidRequest, LaunchFailed, RelayError
+from debugrelay.models import LaunchRequest
+
+from .base import Launcher, Target
+from .boot import debugpy_args
+
+log = logging.getLogger(__name__)
+
+DEBUG_PORT = 5678
+BOOT = "/opt/debugrelay"
+LABEL = "debugrelay.managed"
+_HOOKS = Path(__file__).resolve().parent.parent / "_boot"
+
+
+class DockerUnavailable(RelayError):
+    code = "docker_unavailable"
+    status = 503
+    default_hint = "Start the Docker engine (or mount /var/run/docker.sock into the relay's container)."
+
+
+@lru_cache(maxsize=2)
+def _boot_archive(with_debugpy: bool) -> bytes:
+    """A tar of the start-up hook and probe (and debugpy itself) to copy into a container."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for hook in sorted(_HOOKS.glob("*.py")):
+            tar.add(hook, arcname=f"{BOOT.lstrip('/')}/{hook.name}")
+        if with_debugpy:
+            package = Path(debugpy.__file__).resolve().parent
+            tar.add(package, arcname=f"{BOOT.lstrip('/')}/debugpy",
+                    filter=lambda info: None if "__pycache__" in info.name else info)
+    return buf.getvalue()
+
+
+class DockerTarget(Target):
+    """A container running ``python -m debugpy --listen 0.0.0.0:5678 --wait-for-client ...``."""
+
+    kind = "docker"
+
+    def __init__(self, container: Any, host: str, port: int, mounts: list[tuple[str, str]]) -> None:
+        self.container = container
+        self.container_id = container.id
+        self.host = host
+        self.port = port
+        self.mounts = mounts
+        self._exit: int | None = None
+        self._stdin: Any = None
+        self._lock = threading.Lock()
+        threading.Thread(target=self._watch, name=f"wait-{container.short_id}", daemon=True).start()
+
+    def _watch(self) -> None:
+        try:
+            result = self.container.wait()
+            self._exit = int(result.get("StatusCode", -1))
+        except Exception:  # the container was removed under us
+            self._exit = -1
+
+    def poll(self) -> int | None:
+        return self._exit
+
+    async def send_input(self, data: bytes) -> None:
+        def write() -> None:
+            with self._lock:
+                if self._stdin is None:
+                    self._stdin = self.container.attach_socket(params={"stdin": 1, "stream": 1})
+                sock = getattr(self._stdin, "_sock", self._stdin)
+                sock.sendall(data)
+
+        try:
+            await asyncio.to_thread(write)
+        except OSError as exc:
+            raise LaunchFailed(f"the container's stdin is closed: {exc}") from exc
+
+    async def terminate(self) -> int | None:
+        def remove() -> None:
+            with contextlib.suppress(Exception):
+                if self._stdin is not None:
+                    self._stdin.close()
+            with contextlib.suppress(Exception):
+                self.container.reload()
+                if self._exit is None and self.container.status == "exited":
+                    self._exit = int(self.container.attrs["State"]["ExitCode"])
+            with contextlib.suppress(Exception):
+                self.container.remove(force=True)
+
+        await asyncio.to_thread(remove)
+        return self._exit
+
+    def output_tail(self, max_bytes: int = 4096) -> str:
+        try:
+            logs: bytes = self.container.logs(tail=50)
+        except Exception:
+            return ""
+        return logs.decode("utf-8", "replace")[-max_bytes:]
+
+    def path_mappings(self) -> list[dict[str, str]]:
+        return [{"localRoot": local, "remoteRoot": remote} for local, remote in self.mounts if local != remote]
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "image": self.container.attrs.get("Config", {}).get("Image")}
+
+
+class DockerLauncher(Launcher):
+    """Starts one container per target with memory, CPU and PID limits, as a non-root user."""
+
+    name = "docker"
+
+    def __init__(self, settings: Settings, client: Any = None) -> None:
+        self.settings = settings
+        self._client = client
+
+    @property
+    def store_id(self) -> str:
+        """Which state store the containers belong to: only that store's relays may reap them."""
+        if self.settings.redis_url:
+            from debugrelay.config import _hide_password
+
+            namespace = getattr(self.settings, "redis_namespace", "debugrelay")
+            return f"redis:{_hide_password(self.settings.redis_url)}:{namespace}"
+        return f"memory:{self.settings.instance_id}"
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            import docker
+
+            try:
+                self._client = docker.from_env()
+                self._client.ping()
+            except Exception as exc:
+                self._client = None
+                raise DockerUnavailable(f"cannot reach the Docker engine: {exc}") from exc
+        return self._client
+
+    def _host_path(self, path: str) -> str:
+        """The path Docker must mount for ``path`` as this relay sees it (workspace mapping)."""
+        workspace, host = self.settings.workspace, self.settings.workspace_host
+        if workspace and host and (path == workspace or path.startswith(workspace.rstrip("/") + "/")):
+            return host.rstrip("/") + path[len(workspace.rstrip("/")) :]
+        return path
+
+    async def start(self, spec: LaunchRequest, *, session_id: str) -> Target:
+        return await asyncio.to_thread(self._start, spec, session_id)
+
+    def _start(self, spec: LaunchRequest, session_id: str) -> Target:
+        client = self.client
+        image = spec.image or self.settings.docker_image
+        own_image = spec.image is not None and spec.image != self.settings.docker_image
+        cwd = spec.cwd or (str(Path(spec.script).parent) if spec.script else None)
+        mounts: list[tuple[str, str]] = []
+        volumes: dict[str, dict[str, str]] = {}
+        mode = "rw" if spec.writable else "ro"
+        if cwd:
+            if not Path(cwd).is_dir():
+                raise InvalidRequest(f"working directory '{cwd}' does not exist", details={"cwd": cwd})
+            volumes[self._host_path(cwd)] = {"bind": cwd, "mode": mode}
+            mounts.append((cwd, cwd))
+        for local, remote in spec.mounts.items():
+            if not os.path.isabs(local) or not os.path.isabs(remote):
+                raise InvalidRequest("mounts map absolute host paths to absolute container paths",
+                                     details={"mounts": spec.mounts})
+            volumes[self._host_path(local)] = {"bind": remote, "mode": mode}
+            mounts.append((local, remote))
+        python = spec.python or ("python3" if own_image else "python")
+        env = {
+            **spec.env,
+            "PYTHONPATH": os.pathsep.join([BOOT, *spec.pythonpath,
+                                           *([spec.env["PYTHONPATH"]] if "PYTHONPATH" in spec.env else [])]),
+            "PYTHONUNBUFFERED": "1",
+            "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+        }
+        command = [python, "-Xfrozen_modules=off", *debugpy_args(spec, f"0.0.0.0:{DEBUG_PORT}")]
+        limits = spec.limits
+        network = self.settings.docker_network or None
+        kwargs: dict[str, Any] = {
+            "image": image,
+            "command": command,
+            "working_dir": cwd or "/",
+            "environment": env,
+            "volumes": volumes,
+            "labels": {LABEL: "true", "debugrelay.session": session_id,
+                       "debugrelay.instance": self.settings.instance_id, "debugrelay.store": self.store_id},
+            "mem_limit": (limits.memory if limits and limits.memory else self.settings.docker_memory),
+            "nano_cpus": int(1e9 * (limits.cpus if limits and limits.cpus else self.settings.docker_cpus)),
+            "pids_limit": (limits.pids if limits and limits.pids else self.settings.docker_pids),
+            "security_opt": ["no-new-privileges"],
+            "cap_drop": ["ALL"],
+            "privileged": False,
+            "stdin_open": True,
+            "detach": True,
+            "name": f"debugrelay-{session_id}-{os.urandom(2).hex()}",
+        }
+        if not own_image:
+            kwargs["user"] = "10001:10001"
+        if network:
+            kwargs["network"] = network
+        else:
+            kwargs["ports"] = {f"{DEBUG_PORT}/tcp": ("127.0.0.1", None)}
+        try:
+            container = client.containers.create(**kwargs)
+        except Exception as exc:
+            raise _launch_error(exc, image) from exc
+        try:
+            container.put_archive("/", _boot_archive(own_image))
+            container.start()
+            container.reload()
+        except Exception as exc:
+            with contextlib.suppress(Exception):
+                container.remove(force=True)
+            raise _launch_error(exc, image) from exc
+        host, port = self._address(container, network)
+        return DockerTarget(container, host, port, mounts)
+
+    def _address(self, container: Any, network: str | None) -> tuple[str, int]:
+        if network:
+            networks = container.attrs["NetworkSettings"]["Networks"]
+            ip = networks.get(network, {}).get("IPAddress") or container.name
+            return ip, DEBUG_PORT
+        binding = container.attrs["NetworkSettings"]["Ports"][f"{DEBUG_PORT}/tcp"][0]
+        return "127.0.0.1", int(binding["HostPort"])
+
+    def recover(self, described: dict[str, Any]) -> Target | None:
+        """The target of a saved session, if its container still runs."""
+        container_id = described.get("container_id")
+        if not container_id:
+            return None
+        try:
+            container = self.client.containers.get(container_id)
+        except Exception:
+            return None
+        if container.status != "running":
+            return None
+        network = self.settings.docker_network or None
+        host, port = self._address(container, network)
+        mounts = [(m["Destination"], m["Destination"]) for m in container.attrs.get("Mounts", [])]
+        return DockerTarget(container, host, port, mounts)
+
+    async def remove_orphans(self, keep: set[str]) -> list[str]:
+        return await asyncio.to_thread(self._remove_orphans, keep)
+
+    def _remove_orphans(self, keep: set[str]) -> list[str]:
+        """Remove containers debugrelay started whose sessions are gone; return their ids."""
+        removed: list[str] = []
+        try:
+            containers = self.client.containers.list(all=True, filters={"label": LABEL})
+        except RelayError:
+            return []
+        for container in containers:
+            labels = container.labels
+            mine = labels.get("debugrelay.store") == self.store_id
+            if (mine and labels.get("debugrelay.session") not in keep) or _owner_died(labels):
+                with contextlib.suppress(Exception):
+                    container.remove(force=True)
+                    removed.append(container.id)
+        if removed:
+            log.info("removed %d container(s) of sessions that are gone", len(removed))
+        return removed
+
+    async def close(self) -> None:
+        if self._client is not None:
+            with contextlib.suppress(Exception):
+                self._client.close()
+
+
+def _launch_error(exc: Exception, image: str) -> RelayError:
+    from docker.errors import ImageNotFound
+
+    text = str(exc)
+    if isinstance(exc, ImageNotFound):
+        return LaunchFailed(
+            f"image '{image}' is not available on the Docker engine",
+            details={"image": image},
+            hint="Build it first (docker/build-images.sh target) or pass an image that exists locally.",
+        )
+    return LaunchFailed(f"could not start the container: {text}", details={"image": image})
+
+
+def _owner_died(labels: dict[str, str]) -> bool:
+    """An in-memory relay on this host that no longer runs: its sessions died with it."""
+    store, instance = labels.get("debugrelay.store", ""), labels.get("debugrelay.instance", "")
+    host, _, pid = instance.rpartition("-")
+    if not store.startswith("memory:") or host != socket.gethostname() or not pid.isdigit():
+        return False
+    return not psutil.pid_exists(int(pid))

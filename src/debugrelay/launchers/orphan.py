@@ -1,0 +1,109 @@
+"""A local target started by an earlier relay process: not our child, found again by PID and port."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from debugrelay.errors import InvalidState
+
+from .base import Target
+from .local import find_adapter, kill_tree
+
+
+def _alive(proc: psutil.Process) -> bool:
+    try:
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+class OrphanTarget(Target):
+    """A debuggee that outlived the relay that launched it (``start_new_session``, output to a file).
+
+    Its exit code is lost with its parent: ``poll()`` answers -1 once it is gone (as for an attached
+    process), and the exit code comes from debugpy's ``exited`` event while a relay is attached.
+    Its stdin was a pipe of the dead relay: it reads EOF now and cannot be written to.
+    """
+
+    kind = "local"
+
+    def __init__(
+        self, proc: psutil.Process, port: int, log_path: str | None, adapter_pid: int | None
+    ) -> None:
+        self.proc = proc
+        self.host = "127.0.0.1"
+        self.port = port
+        self.pid = proc.pid
+        self.log_path = Path(log_path) if log_path else None
+        self.adapter_pid = adapter_pid
+
+    @classmethod
+    def find(cls, described: dict[str, Any]) -> OrphanTarget | None:
+        """The process ``described`` names, if it still runs debugpy on that port (a reused PID does not)."""
+        pid, port = described.get("pid"), described.get("port")
+        if not isinstance(pid, int) or not isinstance(port, int):
+            return None
+        try:
+            proc = psutil.Process(pid)
+            cmdline = proc.cmdline()
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            return None
+        listens = any(
+            arg == "--listen" and i + 1 < len(cmdline) and cmdline[i + 1].rsplit(":", 1)[-1] == str(port)
+            for i, arg in enumerate(cmdline)
+        )
+        if not listens or not _alive(proc):
+            return None
+        adapter = described.get("adapter_pid")
+        return cls(proc, port, described.get("log"), adapter if isinstance(adapter, int) else None)
+
+    def poll(self) -> int | None:
+        return None if _alive(self.proc) else -1
+
+    async def send_input(self, data: bytes) -> None:
+        raise InvalidState(
+            "this target's stdin was lost: the relay that started it stopped (the target reads EOF)",
+            details={"pid": self.pid},
+            hint="Restart the session (POST /sessions/{id}/restart) to get a fresh stdin, "
+            "or pass stdin_inputs at launch.",
+        )
+
+    async def terminate(self) -> int | None:
+        adapter = self.adapter_pid or await asyncio.to_thread(find_adapter, self.port)
+        if _alive(self.proc):
+            await asyncio.to_thread(kill_tree, self.proc.pid)
+        if adapter is not None:
+            with contextlib.suppress(psutil.Error):
+                if "debugpy" in " ".join(psutil.Process(adapter).cmdline()):
+                    await asyncio.to_thread(kill_tree, adapter)
+        return None
+
+    def on_attached(self) -> None:
+        self.adapter_pid = find_adapter(self.port) or self.adapter_pid
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "adapter_pid": self.adapter_pid,
+                "log": str(self.log_path) if self.log_path else None}
+
+    def output_tail(self, max_bytes: int = 4096) -> str:
+        return log_tail(self.log_path, max_bytes)
+
+
+def log_tail(path: Path | str | None, max_bytes: int = 4096) -> str:
+    """The end of a target's log file ('' when there is none)."""
+    if not path:
+        return ""
+    try:
+        with Path(path).open("rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - max_bytes))
+            return fh.read().decode("utf-8", "replace")
+    except OSError:
+        return ""

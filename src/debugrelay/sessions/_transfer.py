@@ -1,0 +1,129 @@
+"""Session export, import and clone (seed 5.1, 5.7): what to run and where to stop, as a document."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+import msgspec
+
+from debugrelay.errors import InvalidRequest, RelayError
+from debugrelay.models import AttachSpec, BreakpointRecord, Input, LaunchRequest, SessionRecord
+from debugrelay.store import timestamp
+
+from . import _breakpoints as bps
+from ._session import Session
+
+if TYPE_CHECKING:
+    from ._manager import SessionManager
+
+FORMAT = "debugrelay.session/1"
+_BP_FIELDS = ("kind", "file", "line", "function", "condition", "hit_condition", "log_message", "enabled")
+
+
+class ExceptionFiltersIn(Input):
+    filters: list[str] = msgspec.field(default_factory=list)
+    exception_types: list[str] = msgspec.field(default_factory=list)
+
+
+class SessionDocument(Input):
+    """``POST /sessions/import``: an export, as ``GET /sessions/{id}/export`` gave it (or written by hand)."""
+
+    format: str = FORMAT
+    name: str | None = None
+    timeout_minutes: float | None = None
+    mode: Literal["launch", "attach"] = "launch"
+    launch: LaunchRequest | None = None
+    attach: AttachSpec | None = None
+    breakpoints: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    exception_filters: ExceptionFiltersIn | None = None
+    source_session_id: str | None = None
+    exported_at: str | None = None
+    start: bool = False  # launch (or attach) right away with the document's spec
+
+
+def export(record: SessionRecord) -> dict[str, Any]:
+    """A session's configuration: launch spec, breakpoints as asked for, exception filters, name, timeout."""
+    doc: dict[str, Any] = {
+        "format": FORMAT,
+        "name": record.name,
+        "timeout_minutes": record.timeout_minutes,
+        "mode": record.mode,
+        "breakpoints": [_breakpoint(b) for b in record.breakpoints if not b.internal],
+        "source_session_id": record.id,
+        "exported_at": timestamp(),
+    }
+    if record.launch is not None:
+        doc["launch"] = _set(msgspec.to_builtins(record.launch))
+    if record.attach is not None:
+        doc["attach"] = _set(msgspec.to_builtins(record.attach))
+    if record.exception_filters is not None:
+        doc["exception_filters"] = _set(msgspec.to_builtins(record.exception_filters)) or None
+    return {k: v for k, v in doc.items() if v is not None}
+
+
+def _set(data: dict[str, Any]) -> dict[str, Any]:
+    """Only what was given: an import fills in the defaults."""
+    return {k: v for k, v in data.items() if v is not None and v not in ([], {})}
+
+
+def _breakpoint(bp: BreakpointRecord) -> dict[str, Any]:
+    data = msgspec.to_builtins(bp)
+    out = {k: data[k] for k in _BP_FIELDS if data.get(k) is not None}
+    out.setdefault("enabled", True)
+    if bp.kind == "function":
+        out.pop("file", None)
+        out.pop("line", None)
+    return out
+
+
+async def import_session(
+    manager: SessionManager, doc: SessionDocument, *, name: str | None = None
+) -> tuple[Session, dict[str, Any]]:
+    """A new session from ``doc``: breakpoints set (invalid ones skipped with a reason), exception
+    filters set, the spec kept; launched or attached when ``doc.start``. Returns (session, report)."""
+    if doc.format != FORMAT:
+        raise InvalidRequest(f"unknown export format '{doc.format}'", details={"format": doc.format},
+                             hint=f"Send a document made by GET /sessions/{{id}}/export (format {FORMAT}).")
+    if doc.start and (doc.launch if doc.mode == "launch" else doc.attach) is None:
+        raise InvalidRequest(f"'start' needs the document's '{doc.mode}' spec", details={"mode": doc.mode})
+    session = await manager.create(
+        name=name if name is not None else doc.name, timeout_minutes=doc.timeout_minutes
+    )
+    report: dict[str, Any] = {}
+    try:
+        record = session.record
+        record.mode = doc.mode
+        record.launch = doc.launch
+        record.attach = doc.attach
+        if doc.exception_filters is not None:
+            await bps.set_exception_filters(session, doc.exception_filters.filters,
+                                            doc.exception_filters.exception_types)
+        saved = [{**bp, "id": f"i{i}"} for i, bp in enumerate(doc.breakpoints, 1)]
+        async with session.lock:
+            created, skipped = await bps.apply_saved(session, saved)
+        await session.save()
+    except BaseException:
+        await manager.delete(session.id)
+        raise
+    report["breakpoints_set"] = len(created)
+    if skipped:
+        report["skipped"] = skipped
+        report["warning"] = f"{len(skipped)} breakpoint(s) could not be set and were skipped"
+    if doc.start:
+        try:
+            if doc.mode == "launch" and doc.launch is not None:
+                await session.launch(doc.launch)
+            elif doc.attach is not None:
+                await session.attach(doc.attach)
+        except RelayError as exc:
+            report["start_error"] = exc.to_dict()  # the session exists, with its breakpoints
+    return session, report
+
+
+async def clone(
+    manager: SessionManager, source: Session, *, name: str | None = None, start: bool = False
+) -> tuple[Session, dict[str, Any]]:
+    """A new session with the same spec, breakpoints, exception filters and timeout."""
+    doc = msgspec.convert({**export(source.record), "start": start}, SessionDocument)
+    base = source.record.name or source.id
+    return await import_session(manager, doc, name=name if name is not None else f"{base} (clone)")

@@ -1,0 +1,188 @@
+"""The state store contract, on Redis (a real redis-server) and on its in-memory twin."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from debugrelay.errors import StoreUnavailable
+from debugrelay.models import BreakpointRecord, SessionRecord
+from debugrelay.store import MemoryStore, StateStore
+from debugrelay.store.redis import RedisStore
+from tests.conftest import free_port
+from tests.integration.conftest import RedisServer
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    server = RedisServer(tmp_path_factory.mktemp("unit-redis"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[StateStore]:
+    if request.param == "memory":
+        yield MemoryStore(output_cap=5)
+        return
+    server: RedisServer = request.getfixturevalue("redis_server")
+    redis_store = RedisStore.with_url(server.url, namespace=f"u{uuid.uuid4().hex[:8]}", output_cap=5)
+    yield redis_store
+    keys = [k async for k in redis_store.client.scan_iter(match=f"{redis_store.ns}:*")]
+    if keys:
+        await redis_store.client.delete(*keys)
+    await redis_store.close()
+
+
+def record(sid: str = "sess_a", **fields: object) -> SessionRecord:
+    return SessionRecord(id=sid, created_at=1.0, last_activity=10.0, **fields)  # type: ignore[arg-type]
+
+
+async def test_sessions_round_trip(store: StateStore) -> None:
+    bp = BreakpointRecord(id="bp_1", file="/x.py", line=3, condition="i > 2")
+    await store.save_session(record(breakpoints=[bp], name="one"))
+    await store.save_session(record("sess_b"))
+    got = await store.get_session("sess_a")
+    assert got is not None
+    assert got.name == "one"
+    assert got.breakpoints == [bp]
+    assert sorted(r.id for r in await store.list_sessions()) == ["sess_a", "sess_b"]
+    await store.delete_session("sess_a")
+    assert await store.get_session("sess_a") is None
+    assert [r.id for r in await store.list_sessions()] == ["sess_b"]
+
+
+async def test_activity_moves_the_idle_deadline_without_rewriting_the_record(store: StateStore) -> None:
+    await store.save_session(record())
+    await store.save_activity({"sess_a": 99.5})
+    got = await store.get_session("sess_a")
+    assert got is not None
+    assert got.last_activity == 99.5
+    await store.save_activity({"sess_a": 5.0})  # a mark older than the record's own does not count
+    listed = await store.list_sessions()
+    assert listed[0].last_activity == 10.0
+
+
+async def test_output_is_capped_and_paged_by_cursor(store: StateStore) -> None:
+    now = time.time()
+    await store.append_output("sess_a", [("stdout", f"line {i}\n", now) for i in range(8)])
+    page = await store.read_output("sess_a", None, 3)
+    assert [e.text for e in page.entries] == ["line 3\n", "line 4\n", "line 5\n"]
+    assert page.has_more
+    rest = await store.read_output("sess_a", page.cursor, 10)
+    assert [e.text for e in rest.entries] == ["line 6\n", "line 7\n"]
+    assert not rest.has_more
+
+
+async def test_a_lease_has_one_owner_until_released_or_expired(store: StateStore) -> None:
+    assert (await store.claim_lease("sess_a", "r1", "http://r1", 30)).owner == "r1"
+    held = await store.claim_lease("sess_a", "r2", "http://r2", 30)
+    assert (held.owner, held.url) == ("r1", "http://r1")
+    assert 0 < held.expires_in <= 30
+    assert await store.renew_leases(["sess_a", "sess_b"], "r1", "http://r1", 30) == []
+    assert await store.renew_leases(["sess_a", "sess_b"], "r2", "http://r2", 30) == ["sess_a", "sess_b"]
+    assert (await store.get_leases(["sess_a", "sess_b"]))["sess_b"].owner == "r1"
+    await store.release_lease("sess_a", "r2")  # not r2's to give up
+    assert (await store.get_leases(["sess_a"]))["sess_a"].owner == "r1"
+    await store.release_lease("sess_a", "r1")
+    assert await store.get_leases(["sess_a"]) == {}
+    assert (await store.claim_lease("sess_a", "r2", "http://r2", 30)).owner == "r2"
+
+
+async def test_an_expired_lease_can_be_taken(store: StateStore) -> None:
+    await store.claim_lease("sess_a", "r1", "http://r1", 0.2)
+    for _ in range(200):  # the TTL passing is the point here: poll, bounded
+        if not await store.get_leases(["sess_a"]):
+            break
+        await asyncio.sleep(0.05)
+    assert (await store.claim_lease("sess_a", "r2", "http://r2", 30)).owner == "r2"
+
+
+async def test_a_gone_owners_live_lease_is_taken_only_when_named(store: StateStore) -> None:
+    await store.claim_lease("sess_a", "dead", "http://dead", 30)
+    assert (await store.claim_lease("sess_a", "r2", "http://r2", 30, replace="someone")).owner == "dead"
+    assert (await store.claim_lease("sess_a", "r2", "http://r2", 30, replace="dead")).owner == "r2"
+
+
+async def test_deleting_a_session_drops_its_lease_and_activity(store: StateStore) -> None:
+    await store.save_session(record())
+    await store.claim_lease("sess_a", "r1", "http://r1", 30)
+    await store.save_activity({"sess_a": 50.0})
+    await store.delete_session("sess_a")
+    assert await store.get_leases(["sess_a"]) == {}
+    await store.save_session(record())
+    got = await store.get_session("sess_a")
+    assert got is not None
+    assert got.last_activity == 10.0
+
+
+async def test_replicas_announce_themselves(store: StateStore) -> None:
+    await store.register_instance("r1", {"url": "http://r1"}, 30)
+    assert (await store.list_instances())["r1"]["url"] == "http://r1"
+
+
+# -- Redis only: bad data (AC-PE-4) and outages ----------------------------------------------------
+
+
+@pytest.fixture
+async def redis_store(redis_server: RedisServer) -> AsyncIterator[RedisStore]:
+    store = RedisStore.with_url(redis_server.url, namespace=f"u{uuid.uuid4().hex[:8]}")
+    yield store
+    keys = [k async for k in store.client.scan_iter(match=f"{store.ns}:*")]
+    if keys:
+        await store.client.delete(*keys)
+    await store.close()
+
+
+async def test_ac_pe_4_unreadable_and_foreign_records_are_skipped(
+    redis_store: RedisStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    await redis_store.save_session(record())
+    client, key = redis_store.client, f"{redis_store.ns}:sessions"
+    await client.hset(key, mapping={  # type: ignore[misc]
+        "sess_json": b"{nope", "sess_shape": b'{"id": "sess_shape", "status": 7}',
+        "sess_x": b'{"id": "sess_y"}', b"\xff": b"{}",
+    })
+    await client.set(f"{redis_store.ns}:lease:sess_a", b"not json", px=60_000)
+    with caplog.at_level(logging.WARNING):
+        listed = await redis_store.list_sessions()
+        assert await redis_store.get_session("sess_json") is None
+    assert [r.id for r in listed] == ["sess_a"]
+    messages = " ".join(r.getMessage() for r in caplog.records)
+    assert "sess_json" in messages
+    assert "foreign session record 'sess_x'" in messages
+    assert await redis_store.get_leases(["sess_a"]) == {}  # an unreadable lease is no lease
+    assert (await redis_store.claim_lease("sess_a", "r1", "u", 30)).owner == "r1"
+
+
+async def test_ac_pe_4_keys_of_the_wrong_type_are_set_aside(redis_store: RedisStore) -> None:
+    client, ns = redis_store.client, redis_store.ns
+    await client.set(f"{ns}:sessions", "a string")
+    await client.hset(f"{ns}:output:sess_a", "not", "a stream")  # type: ignore[misc]
+    warnings = await redis_store.check()
+    assert len(warnings) == 1
+    assert "held a string" in warnings[0]
+    assert await redis_store.list_sessions() == []
+    await redis_store.save_session(record())
+    assert [r.id for r in await redis_store.list_sessions()] == ["sess_a"]
+    assert (await redis_store.read_output("sess_a", None, 10)).entries == []
+    await redis_store.append_output("sess_a", [("stdout", "hi\n", time.time())])
+    assert [e.text for e in (await redis_store.read_output("sess_a", None, 10)).entries] == ["hi\n"]
+
+
+async def test_an_unreachable_redis_answers_store_unavailable_at_once() -> None:
+    store = RedisStore.with_url(f"redis://127.0.0.1:{free_port()}/0")
+    began = time.monotonic()
+    with pytest.raises(StoreUnavailable) as caught:
+        await store.save_session(record())
+    assert caught.value.status == 503
+    assert "retry" in caught.value.hint
+    assert await store.ping() is False
+    assert time.monotonic() - began < 30  # a bound against hanging, not a speed claim
+    await store.close()
