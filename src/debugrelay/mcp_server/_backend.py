@@ -13,12 +13,9 @@ import msgspec
 
 from debugrelay.client import AsyncRelayClient
 from debugrelay.errors import InvalidRequest, RelayError, Unsupported
-from debugrelay.models import AttachSpec, BreakpointRecord, ExceptionFilters, LaunchRequest
+from debugrelay.models import AttachSpec, LaunchRequest
 from debugrelay.sessions import Session, SessionManager, breakpoints, session_view, status_view
 from debugrelay.sessions._source import read_source
-
-EXCEPTION_FILTERS = ("raised", "uncaught", "userUnhandled")
-_HIDDEN_BP = {"dap_id", "internal"}
 
 
 class Backend(abc.ABC):
@@ -156,14 +153,6 @@ class Backend(abc.ABC):
 # -- in this process ------------------------------------------------------------------------
 
 
-def breakpoint_view(bp: BreakpointRecord) -> dict[str, Any]:
-    data = msgspec.to_builtins(bp)
-    data["breakpoint_id"] = data.pop("id")
-    data["hit_count"] = bp.hit_count
-    data["verified"] = bp.verified
-    return {k: v for k, v in data.items() if k not in _HIDDEN_BP}
-
-
 def _convert(data: dict[str, Any], kind: type[Any], what: str) -> Any:
     try:
         return msgspec.convert(data, kind)
@@ -219,14 +208,16 @@ class LocalBackend(Backend):
         return self._status(self._get(session_id))
 
     async def breakpoints(self, session_id: str) -> list[dict[str, Any]]:
-        return [breakpoint_view(b) for b in self._get(session_id).record.breakpoints if not b.internal]
+        session = self._get(session_id)
+        ended = session.status in ("terminated", "failed")
+        return [breakpoints.view(b, ended) for b in await breakpoints.listing(session)]
 
     async def add_breakpoints(self, session_id: str, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
         session = self._get(session_id)
         reqs, _ = breakpoints.parse_requests(requests)
         async with session.lock:
             created = await breakpoints.add(session, reqs)
-        return [breakpoint_view(b) for b in created]
+        return [breakpoints.view(b) for b in created]
 
     async def remove_breakpoint(self, session_id: str, breakpoint_id: str) -> None:
         session = self._get(session_id)
@@ -236,27 +227,8 @@ class LocalBackend(Backend):
     async def set_exception_breakpoints(
         self, session_id: str, filters: list[str], exception_types: list[str]
     ) -> dict[str, Any]:
-        # Same rules as POST /sessions/{id}/exception-breakpoints.
-        bad = [f for f in filters if f not in EXCEPTION_FILTERS]
-        if bad:
-            raise InvalidRequest(
-                f"unknown exception filter(s): {', '.join(bad)}",
-                details={"filters": bad, "allowed": list(EXCEPTION_FILTERS)},
-                hint="Use raised, uncaught or userUnhandled.",
-            )
-        session = self._get(session_id)
-        filters = filters or (["raised"] if exception_types else [])
-        async with session.lock:
-            previous = session.record.exception_filters
-            session.record.exception_filters = ExceptionFilters(filters=filters, exception_types=exception_types)
-            if session.client is not None and not session.client.closed.is_set():
-                try:
-                    await session.apply_exception_filters()
-                except Exception:
-                    session.record.exception_filters = previous
-                    raise
-            await session.save()
-        return {"filters": filters, "exception_types": exception_types}
+        wanted = await breakpoints.set_exception_filters(self._get(session_id), filters, exception_types)
+        return {"filters": wanted.filters, "exception_types": wanted.exception_types}
 
     async def launch(self, session_id: str, spec: dict[str, Any]) -> dict[str, Any]:
         request = _convert(spec, LaunchRequest, "launch request")
