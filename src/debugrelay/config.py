@@ -40,7 +40,8 @@ class Settings(msgspec.Struct, kw_only=True):
     docker_memory: str = "512m"
     docker_cpus: float = 1.0
     docker_pids: int = 256
-    pool_size: int = 0
+    pool_size: int = 2  # warm local interpreters (0: every launch starts cold)
+    docker_pool_size: int = 0  # warm containers per (image, folder, limits) once a launch used them
 
     def public(self) -> dict[str, object]:
         """The settings as shown to clients: the token is never echoed."""

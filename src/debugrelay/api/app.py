@@ -24,6 +24,7 @@ from .breakpoints import BreakpointController, ProfileController
 from .errors import exception_handlers
 from .forward import ClusterController, close_forwarding, forward_middleware
 from .inspection import InspectionController
+from .pool import PoolController
 from .server import ServerController
 from .sessions import SessionController
 from .transfer import TransferController
@@ -35,7 +36,11 @@ def build_launchers(settings: Settings) -> dict[str, Launcher]:
     """Local processes always; containers when the docker SDK is there (the engine is reached lazily)."""
     from debugrelay.launchers.docker import DockerLauncher
 
-    return {"local": LocalLauncher(settings.state_dir), "docker": DockerLauncher(settings)}
+    return {
+        "local": LocalLauncher(settings.state_dir, pool_size=settings.pool_size, launch_timeout=settings.launch_timeout,
+                               request_timeout=settings.request_timeout),
+        "docker": DockerLauncher(settings, pool_size=settings.docker_pool_size),
+    }
 
 
 def build_manager(settings: Settings) -> SessionManager:
@@ -60,6 +65,8 @@ def create_app(settings: Settings | None = None, manager: SessionManager | None 
             log.warning("state is kept in memory: sessions do not survive a restart (set DEBUGRELAY_REDIS_URL)")
         await mgr.start()
         await mgr.remove_orphans()
+        for launcher in mgr.launchers.values():
+            launcher.warm_up()
         try:
             yield
         finally:
@@ -75,7 +82,7 @@ def create_app(settings: Settings | None = None, manager: SessionManager | None 
     return Litestar(
         route_handlers=[
             SessionController, InspectionController, BreakpointController, ProfileController, ServerController,
-            AutopsyController, TransferController, ClusterController,
+            AutopsyController, TransferController, ClusterController, PoolController,
             mcp.handler,
         ],
         dependencies={

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import abc
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from debugrelay.models import LaunchRequest
+
+if TYPE_CHECKING:
+    from debugrelay.dap import DapClient
 
 
 class Target(abc.ABC):
@@ -31,6 +34,10 @@ class Target(abc.ABC):
 
     def on_attached(self) -> None:  # noqa: B027 - optional hook
         """Called once the relay's DAP connection is up (e.g. to note the adapter's PID)."""
+
+    def take_connection(self) -> DapClient | None:
+        """A DAP connection already open and ``initialize``d (a target from a warm pool), once; else None."""
+        return None
 
     def disown(self) -> None:  # noqa: B027 - optional hook
         """Leave the target running when this relay exits: the next relay recovers it."""
@@ -79,6 +86,13 @@ class Launcher(abc.ABC):
         ``output_tail()`` still tells what it printed), or None when nothing is left of it.
         May block (it probes a process or a container): the relay calls it in a worker thread.
         """
+        return None
+
+    def warm_up(self) -> None:  # noqa: B027 - optional hook
+        """Start background work (a warm pool) once the relay's event loop runs."""
+
+    def pool_status(self) -> dict[str, Any] | None:
+        """The warm pool's state (ready, starting, handed out, cold starts by reason), or None: no pool."""
         return None
 
     async def close(self) -> None:  # noqa: B027 - optional hook

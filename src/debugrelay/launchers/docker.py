@@ -19,7 +19,7 @@ import tarfile
 import threading
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import debugpy
 import psutil
@@ -30,6 +30,9 @@ from debugrelay.models import LaunchRequest
 
 from .base import Launcher, Target
 from .boot import debugpy_args
+
+if TYPE_CHECKING:
+    from .pool import ContainerPool
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +46,16 @@ class DockerUnavailable(RelayError):
     code = "docker_unavailable"
     status = 503
     default_hint = "Start the Docker engine (or mount /var/run/docker.sock into the relay's container)."
+
+
+def target_env(env: dict[str, str], pythonpath: list[str]) -> dict[str, str]:
+    """A container target's environment (the image's own is added by Docker)."""
+    return {
+        **env,
+        "PYTHONPATH": os.pathsep.join([BOOT, *pythonpath, *([env["PYTHONPATH"]] if "PYTHONPATH" in env else [])]),
+        "PYTHONUNBUFFERED": "1",
+        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+    }
 
 
 @lru_cache(maxsize=2)
@@ -132,9 +145,18 @@ class DockerLauncher(Launcher):
 
     name = "docker"
 
-    def __init__(self, settings: Settings, client: Any = None) -> None:
+    def __init__(self, settings: Settings, client: Any = None, *, pool_size: int = 0) -> None:
         self.settings = settings
         self._client = client
+        self.pool: ContainerPool | None = None
+        if pool_size > 0:
+            from .pool import ContainerPool
+
+            self.pool = ContainerPool(self, pool_size, launch_timeout=settings.launch_timeout,
+                                      request_timeout=settings.request_timeout)
+
+    def pool_status(self) -> dict[str, Any] | None:
+        return self.pool.stats() if self.pool is not None else None
 
     @property
     def store_id(self) -> str:
@@ -167,10 +189,20 @@ class DockerLauncher(Launcher):
         return path
 
     async def start(self, spec: LaunchRequest, *, session_id: str) -> Target:
-        return await asyncio.to_thread(self._start, spec, session_id)
+        kwargs, mounts, with_debugpy = self._plan(spec, session_id)
+        if self.pool is not None:
+            warm = await self.pool.acquire(spec, session_id=session_id, kwargs=kwargs, base_env=target_env({}, []),
+                                           mounts=mounts, with_debugpy=with_debugpy)
+            if warm is not None:
+                return warm
+        target = await asyncio.to_thread(self._run, kwargs, mounts, with_debugpy)
+        if self.pool is not None:
+            self.pool.keep_warm_for(spec, kwargs=kwargs, base_env=target_env({}, []), mounts=mounts,
+                                    with_debugpy=with_debugpy)
+        return target
 
-    def _start(self, spec: LaunchRequest, session_id: str) -> Target:
-        client = self.client
+    def _plan(self, spec: LaunchRequest, session_id: str) -> tuple[dict[str, Any], list[tuple[str, str]], bool]:
+        """The container's create arguments, its mounts, and whether debugpy must be copied in."""
         image = spec.image or self.settings.docker_image
         own_image = spec.image is not None and spec.image != self.settings.docker_image
         cwd = spec.cwd or (str(Path(spec.script).parent) if spec.script else None)
@@ -189,13 +221,7 @@ class DockerLauncher(Launcher):
             volumes[self._host_path(local)] = {"bind": remote, "mode": mode}
             mounts.append((local, remote))
         python = spec.python or ("python3" if own_image else "python")
-        env = {
-            **spec.env,
-            "PYTHONPATH": os.pathsep.join([BOOT, *spec.pythonpath,
-                                           *([spec.env["PYTHONPATH"]] if "PYTHONPATH" in spec.env else [])]),
-            "PYTHONUNBUFFERED": "1",
-            "PYDEVD_DISABLE_FILE_VALIDATION": "1",
-        }
+        env = target_env(spec.env, spec.pythonpath)
         command = [python, "-Xfrozen_modules=off", *debugpy_args(spec, f"0.0.0.0:{DEBUG_PORT}")]
         limits = spec.limits
         network = self.settings.docker_network or None
@@ -223,20 +249,27 @@ class DockerLauncher(Launcher):
             kwargs["network"] = network
         else:
             kwargs["ports"] = {f"{DEBUG_PORT}/tcp": ("127.0.0.1", None)}
+        return kwargs, mounts, own_image
+
+    def _run(self, kwargs: dict[str, Any], mounts: list[tuple[str, str]], with_debugpy: bool,
+             kind: type[DockerTarget] = DockerTarget) -> DockerTarget:
+        """Create and start the container ``kwargs`` describe (blocking: call it in a thread)."""
+        client = self.client
+        image = kwargs["image"]
         try:
             container = client.containers.create(**kwargs)
         except Exception as exc:
             raise _launch_error(exc, image) from exc
         try:
-            container.put_archive("/", _boot_archive(own_image))
+            container.put_archive("/", _boot_archive(with_debugpy))
             container.start()
             container.reload()
         except Exception as exc:
             with contextlib.suppress(Exception):
                 container.remove(force=True)
             raise _launch_error(exc, image) from exc
-        host, port = self._address(container, network)
-        return DockerTarget(container, host, port, mounts)
+        host, port = self._address(container, kwargs.get("network"))
+        return kind(container, host, port, mounts)
 
     def _address(self, container: Any, network: str | None) -> tuple[str, int]:
         if network:
@@ -275,7 +308,10 @@ class DockerLauncher(Launcher):
         for container in containers:
             labels = container.labels
             mine = labels.get("debugrelay.store") == self.store_id
-            if (mine and labels.get("debugrelay.session") not in keep) or _owner_died(labels):
+            session = labels.get("debugrelay.session")
+            if labels.get("debugrelay.pool"):  # labels are fixed at creation: a warm one is renamed when handed out
+                session = _pooled_session(container.name)
+            if (mine and session not in keep) or _owner_died(labels):
                 with contextlib.suppress(Exception):
                     container.remove(force=True)
                     removed.append(container.id)
@@ -284,6 +320,8 @@ class DockerLauncher(Launcher):
         return removed
 
     async def close(self) -> None:
+        if self.pool is not None:
+            await self.pool.close()
         if self._client is not None:
             with contextlib.suppress(Exception):
                 self._client.close()
@@ -300,6 +338,12 @@ def _launch_error(exc: Exception, image: str) -> RelayError:
             hint="Build it first (docker/build-images.sh target) or pass an image that exists locally.",
         )
     return LaunchFailed(f"could not start the container: {text}", details={"image": image})
+
+
+def _pooled_session(name: str) -> str | None:
+    """The session a pooled container was handed to (its name is ``debugrelay-<session>-<hex>``), if any."""
+    parts = name.lstrip("/").split("-")
+    return parts[1] if len(parts) == 3 and parts[1].startswith("sess_") else None
 
 
 def _owner_died(labels: dict[str, str]) -> bool:

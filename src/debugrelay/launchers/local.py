@@ -10,7 +10,7 @@ import socket
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psutil
 
@@ -19,6 +19,9 @@ from debugrelay.models import LaunchRequest
 
 from .base import Launcher, Target
 from .boot import debugpy_args, prepare_boot_dir
+
+if TYPE_CHECKING:
+    from .pool import LocalPool
 
 
 def free_port() -> int:
@@ -87,7 +90,8 @@ class LocalTarget(Target):
         self.adapter_pid: int | None = None
 
     def on_attached(self) -> None:
-        self.adapter_pid = find_adapter(self.port)
+        if self.adapter_pid is None:  # a pooled target knows it already
+            self.adapter_pid = find_adapter(self.port)
 
     def poll(self) -> int | None:
         return self.proc.returncode
@@ -136,11 +140,40 @@ class LocalTarget(Target):
 class LocalLauncher(Launcher):
     name = "local"
 
-    def __init__(self, state_dir: str) -> None:
+    def __init__(self, state_dir: str, *, pool_size: int = 0, launch_timeout: float = 20.0,
+                 request_timeout: float = 10.0) -> None:
         self.state_dir = Path(state_dir)
         self.boot_dir = prepare_boot_dir(self.state_dir / "boot")
         self.log_dir = self.state_dir / "targets"
         self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.pool: LocalPool | None = None
+        if pool_size > 0:
+            from .pool import LocalPool
+
+            self.pool = LocalPool(python=sys.executable, boot_dir=self.boot_dir, log_dir=self.log_dir,
+                                  env=self._env({}, []), size=pool_size, launch_timeout=launch_timeout,
+                                  request_timeout=request_timeout)
+
+    def _env(self, spec_env: dict[str, str], pythonpath: list[str]) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("DEBUGRELAY_")}
+        env.update(spec_env)
+        paths = [str(self.boot_dir), *pythonpath]
+        if env.get("PYTHONPATH"):
+            paths.append(env["PYTHONPATH"])
+        env["PYTHONPATH"] = os.pathsep.join(paths)
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        return env
+
+    def warm_up(self) -> None:
+        if self.pool is not None:
+            self.pool.start()
+
+    def pool_status(self) -> dict[str, Any] | None:
+        return self.pool.stats() if self.pool is not None else None
+
+    async def close(self) -> None:
+        if self.pool is not None:
+            await self.pool.close()
 
     async def start(self, spec: LaunchRequest, *, session_id: str) -> Target:
         python = spec.python or sys.executable
@@ -151,13 +184,11 @@ class LocalLauncher(Launcher):
         cwd = spec.cwd or (str(Path(spec.script).parent) if spec.script else os.getcwd())
         if not Path(cwd).is_dir():
             raise LaunchFailed(f"working directory '{cwd}' does not exist", details={"cwd": cwd})
-        env = {k: v for k, v in os.environ.items() if not k.startswith("DEBUGRELAY_")}
-        env.update(spec.env)
-        paths = [str(self.boot_dir), *spec.pythonpath]
-        if env.get("PYTHONPATH"):
-            paths.append(env["PYTHONPATH"])
-        env["PYTHONPATH"] = os.pathsep.join(paths)
-        env.setdefault("PYTHONUNBUFFERED", "1")
+        env = self._env(spec.env, spec.pythonpath)
+        if self.pool is not None:
+            warm = await self.pool.acquire(spec, session_id=session_id, python=python, cwd=cwd, env=env)
+            if warm is not None:
+                return warm
         port = free_port()
         argv = [python, *debugpy_args(spec, f"127.0.0.1:{port}")]
         log_path = self.log_dir / f"{session_id}.log"

@@ -274,6 +274,13 @@ class Session:
         the DAP handshake itself. A published container port accepts (Docker's proxy) before
         debugpy listens and then closes: that is retried too, it never reached debugpy.
         """
+        warm = target.take_connection()  # a pooled target comes with its connection up and initialized
+        if warm is not None and not warm.closed.is_set():
+            warm.request_timeout, warm.name = self.settings.request_timeout, f"dap-{self.id}"
+            warm.add_listener(self._on_event)
+            self.client = warm
+            target.on_attached()
+            return
         deadline = time.monotonic() + timeout
         delay = 0.005
         while True:

@@ -1,0 +1,110 @@
+"""A warm debug target: an interpreter that has imported debugpy and listens before it knows what to run.
+
+debugrelay keeps a few of these ready (``python -m _debugrelay_pool --listen HOST:PORT``) so that a
+launch skips interpreter start-up and the debugpy import (~0.4 s). When a session launches, the
+relay writes one line of JSON to this process's stdin: the working directory, environment,
+``sys.argv``, the extra ``PYTHONPATH`` entries and the script or module. The program is then set up
+exactly as ``python -m debugpy --listen ... --wait-for-client <script|-m module> args`` would set
+it up, waits until the relay's breakpoints are in place (``configurationDone``), and runs as
+``__main__``. EOF before a spec (the relay went away) ends the process quietly.
+
+The spec line is read byte by byte from the file descriptor, so nothing after it is buffered
+away from the program's own ``sys.stdin``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+
+def _read_spec() -> dict[str, Any] | None:
+    """One line from fd 0, unbuffered; None on EOF."""
+    data = bytearray()
+    while True:
+        try:
+            byte = os.read(0, 1)
+        except InterruptedError:
+            continue
+        if not byte:
+            return None
+        if byte == b"\n":
+            break
+        data += byte
+    import json
+
+    spec: dict[str, Any] = json.loads(data.decode("utf-8"))
+    return spec
+
+
+def _listen_address() -> tuple[str, int]:
+    for i, arg in enumerate(sys.argv[:-1]):
+        if arg == "--listen":
+            host, _, port = sys.argv[i + 1].rpartition(":")
+            return host or "127.0.0.1", int(port)
+    raise SystemExit("usage: python -m _debugrelay_pool --listen HOST:PORT [--role NAME]")
+
+
+def main() -> int:
+    address = _listen_address()
+    import debugpy
+    import debugpy.server.api  # puts the vendored pydevd on sys.path
+    from _pydevd_bundle import pydevd_dont_trace_files
+
+    # this file is debugger plumbing, like debugpy's own CLI: never shown in stacks, never stepped into
+    pydevd_dont_trace_files.DONT_TRACE[os.path.basename(__file__)] = pydevd_dont_trace_files.PYDEV_FILE
+    debugpy.configure(subProcess=False)
+    debugpy.listen(address)
+
+    spec = _read_spec()
+    if spec is None:
+        return 0
+
+    from _pydevd_bundle import pydevd_runpy as runpy
+
+    os.chdir(spec["cwd"])
+    os.environ.update(spec["env"])
+    for name in spec.get("unset") or []:
+        os.environ.pop(name, None)
+    os.environ["DEBUGPY_RUNNING"] = "true"
+    # sys.path as `python -m debugpy` has it: [cwd, PYTHONPATH..., ...], then the script's folder first
+    sys.path[0] = os.getcwd()
+    boot = os.path.dirname(os.path.abspath(__file__))
+    at = next((i + 1 for i, p in enumerate(sys.path) if os.path.abspath(p or ".") == boot), 1)
+    sys.path[at:at] = [os.path.abspath(p) for p in spec.get("pythonpath") or []]
+    import importlib.util
+
+    importlib.invalidate_caches()
+    module = spec.get("module")
+    args = list(spec.get("args") or [])
+    if module:
+        sys.path.insert(0, "")
+        argv_0 = sys.argv[0]
+        try:
+            found = importlib.util.find_spec(module)
+            if found is not None and found.origin:
+                argv_0 = found.origin
+        except Exception:
+            pass
+        sys.argv[:] = [argv_0, *args]
+        debugpy.wait_for_client()
+        # a fresh __main__ like `python -m`, not this module's namespace
+        import types
+
+        main_module = types.ModuleType("__main__")
+        main_module.__dict__["__builtins__"] = __builtins__
+        sys.modules["__main__"] = main_module
+        runpy._run_module_as_main(module, alter_argv=True)
+    else:
+        script = spec["script"]
+        sys.argv[:] = [script, *args]
+        if os.path.isfile(script):
+            sys.path.insert(0, os.path.dirname(script))
+        debugpy.wait_for_client()
+        runpy.run_path(script, run_name="__main__")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,18 @@
+"""The warm pools: how many targets are ready, starting, handed out, and why launches started cold."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Controller, get
+
+from debugrelay.sessions import SessionManager
+
+
+class PoolController(Controller):
+    tags = ["server"]  # noqa: RUF012
+
+    @get("/pool", summary="Warm pools per launcher: ready, starting, handed out, cold starts by reason")
+    async def pool(self, manager: SessionManager) -> dict[str, Any]:
+        pools = {name: launcher.pool_status() for name, launcher in sorted(manager.launchers.items())}
+        return {"pools": {name: status for name, status in pools.items() if status is not None}}

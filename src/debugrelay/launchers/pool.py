@@ -1,0 +1,523 @@
+"""Warm pools: debug targets started before anyone asks, handed out when a session launches.
+
+A cold launch spends ~0.4 s before debugpy listens (interpreter start-up and the debugpy import),
+a container more. A pooled target has done all of that already: it runs ``_debugrelay_pool``
+(see ``_boot/_debugrelay_pool.py``), listens, and the relay's DAP connection to it is open and
+``initialize``d (which is also how the pool knows it is ready). A launch writes one line of JSON to
+the target's stdin (cwd, environment changes, argv, script or module); the program sets itself up
+like ``python -m debugpy --listen ... --wait-for-client`` would and waits for ``configurationDone``,
+so the session's breakpoints are in place before its first line runs.
+
+A launch gets a cold start instead when a pooled interpreter cannot be made into what it asks for:
+another interpreter or image, environment read at interpreter start-up (``PYTHON*``, locale,
+``LD_*``, debugpy's own variables), ``debug_subprocesses``, ``pool: false``, or an empty pool.
+
+Containers are pooled per *key*: everything fixed when a container is created (image, interpreter,
+working directory and mounts, limits, user, network). A key is kept warm only after a launch has
+used it (the first launch in a folder is cold; the next ones are warm), at most ``MAX_KEYS`` keys,
+the least recently used dropped first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import logging
+import os
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Hashable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from debugrelay.dap import DapClient
+from debugrelay.errors import LaunchFailed, TargetGone
+from debugrelay.models import LaunchRequest
+
+from .docker import DEBUG_PORT, DockerTarget
+from .local import LocalTarget, find_adapter, free_port, kill_tree
+
+if TYPE_CHECKING:
+    from .docker import DockerLauncher
+
+log = logging.getLogger(__name__)
+
+POOL_MODULE = "_debugrelay_pool"
+# in the command line for whoever looks for debug targets by it (ps, cleanup scripts): a debugpy target
+POOL_MARK = ("--role", "warm-debugpy-target")
+MAX_KEYS = 4  # container keys kept warm at once
+_RETRY_MAX = 30.0  # seconds between attempts once starting pooled targets keeps failing
+
+# read when the interpreter (or debugpy, or the dynamic linker) starts: a running one cannot change them
+_STARTUP_PREFIXES = ("PYTHON", "LC_", "LD_", "PYDEVD_", "DEBUGPY_", "MALLOC_")
+_STARTUP_NAMES = frozenset({"LANG", "LANGUAGE", "TZ"})
+
+
+def startup_names(names: set[str]) -> list[str]:
+    """Those of ``names`` a running interpreter cannot take on (they only act at start-up)."""
+    return sorted(n for n in names if n in _STARTUP_NAMES or n.startswith(_STARTUP_PREFIXES))
+
+
+def env_changes(base: dict[str, str], wanted: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """What turns environment ``base`` into ``wanted``: (variables to set, variables to remove)."""
+    changed = {k: v for k, v in wanted.items() if base.get(k) != v}
+    return changed, sorted(k for k in base if k not in wanted)
+
+
+def cold_reason(spec: LaunchRequest, base_env: dict[str, str], env: dict[str, str]) -> str | None:
+    """Why ``spec`` (whose target environment is ``env``) cannot run in a target started with ``base_env``."""
+    if not spec.pool:
+        return "opted_out"
+    if spec.debug_subprocesses:
+        return "debug_subprocesses"
+    changed, removed = env_changes(base_env, env)
+    names = set(changed) | set(removed)
+    if "PYTHONPATH" not in spec.env:
+        names.discard("PYTHONPATH")  # only the launch's `pythonpath`: the pooled program puts it on sys.path
+    if startup_names(names):
+        return "startup_env"
+    return None
+
+
+def spec_line(spec: LaunchRequest, cwd: str, base_env: dict[str, str], env: dict[str, str]) -> bytes:
+    """The line a pooled target reads on its stdin to become ``spec``."""
+    changed, removed = env_changes(base_env, env)
+    message = {
+        "cwd": cwd,
+        "env": changed,
+        "unset": removed,
+        "pythonpath": list(spec.pythonpath),
+        "script": spec.script,
+        "module": spec.module,
+        "args": list(spec.args),
+    }
+    return json.dumps(message, separators=(",", ":")).encode() + b"\n"
+
+
+async def connect_initialized(
+    host: str, port: int, *, ended: Callable[[], bool], within: float, request_timeout: float, name: str
+) -> DapClient:
+    """A DAP connection to a starting target, ``initialize``d: retried until debugpy answers.
+
+    Like a session's own connect, readiness is the DAP handshake itself (a published container port
+    accepts before debugpy listens, and a bare connect-and-close would end a waiting debuggee).
+    """
+    from debugrelay.sessions._session import INITIALIZE_ARGS
+
+    deadline = time.monotonic() + within
+    delay = 0.01
+    while True:
+        if ended():
+            raise LaunchFailed("the pooled target exited before debugpy was ready")
+        client: DapClient | None = None
+        try:
+            client = await DapClient.connect(host, port, timeout=2.0, request_timeout=request_timeout, name=name)
+            await client.request("initialize", INITIALIZE_ARGS)
+        except (OSError, TimeoutError, TargetGone) as exc:
+            if client is not None:
+                await client.close()
+            if time.monotonic() > deadline:
+                raise LaunchFailed(f"the pooled target did not answer at {host}:{port}: {exc}") from exc
+            await asyncio.sleep(delay)
+            delay = min(delay * 1.5, 0.1)
+        else:
+            return client
+
+
+T = TypeVar("T")
+S = TypeVar("S")
+
+
+class WarmPool(Generic[T]):
+    """Keeps ``size`` ready items per key, started in the background one at a time per key.
+
+    ``spawn(key)`` starts an item and returns it once ready; ``alive(item)`` tells whether a ready
+    item is still usable; ``discard(item)`` ends one. Nothing is started before :meth:`keep_warm`.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        size: int,
+        *,
+        spawn: Callable[[Hashable], Awaitable[T]],
+        alive: Callable[[T], bool],
+        discard: Callable[[T], Awaitable[None]],
+        max_keys: int = 1,
+    ) -> None:
+        self.name = name
+        self.size = size
+        self._spawn = spawn
+        self._alive = alive
+        self._discard = discard
+        self.max_keys = max_keys
+        self._ready: OrderedDict[Hashable, list[T]] = OrderedDict()  # least recently used key first
+        self._fillers: dict[Hashable, asyncio.Task[None]] = {}
+        self._starting: dict[Hashable, int] = {}
+        self._closed = False
+        self.handed_out = 0
+        self.started = 0
+        self.failed = 0
+        self.cold: dict[str, int] = {}
+
+    def keep_warm(self, key: Hashable) -> None:
+        """Keep ``size`` items of ``key`` ready from now on (refilled after each hand-out)."""
+        if self._closed or self.size <= 0:
+            return
+        if key in self._ready:
+            self._ready.move_to_end(key)
+        else:
+            self._ready[key] = []
+            while len(self._ready) > self.max_keys:
+                old, items = self._ready.popitem(last=False)
+                task = self._fillers.pop(old, None)
+                if task is not None:
+                    task.cancel()
+                for item in items:
+                    self._background(self._discard(item))
+        task = self._fillers.get(key)
+        if task is None or task.done():
+            self._fillers[key] = asyncio.create_task(self._fill(key), name=f"pool-{self.name}-fill")
+
+    def take(self, key: Hashable) -> T | None:
+        """A ready item of ``key`` (the pool refills behind it), or None: start a cold one."""
+        items = self._ready.get(key)
+        found: T | None = None
+        while items:
+            item = items.pop(0)
+            if self._alive(item):
+                found = item
+                break
+            self._background(self._discard(item))
+        if key in self._ready:
+            self.keep_warm(key)
+        if found is not None:
+            self.handed_out += 1
+        return found
+
+    def note_cold(self, reason: str) -> None:
+        self.cold[reason] = self.cold.get(reason, 0) + 1
+
+    async def _fill(self, key: Hashable) -> None:
+        failures = 0
+        while not self._closed and key in self._ready and len(self._ready[key]) < self.size:
+            self._starting[key] = self._starting.get(key, 0) + 1
+            try:
+                item = await self._spawn(key)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self.failed += 1
+                failures += 1
+                log.warning("pool %s: could not start a warm target: %s", self.name, exc)
+                await asyncio.sleep(min(_RETRY_MAX, 0.5 * 2**failures))
+                continue
+            finally:
+                self._starting[key] -= 1
+            failures = 0
+            self.started += 1
+            if self._closed or key not in self._ready:
+                await self._discard(item)
+                return
+            self._ready[key].append(item)
+
+    def _background(self, coro: Awaitable[None]) -> None:
+        async def run() -> None:
+            with contextlib.suppress(Exception):
+                await coro
+
+        task = asyncio.ensure_future(run())
+        _KEEP.add(task)
+        task.add_done_callback(_KEEP.discard)
+
+    def ready(self, key: Hashable) -> int:
+        return sum(1 for item in self._ready.get(key, []) if self._alive(item))
+
+    def warm_keys(self) -> list[Hashable]:
+        return list(self._ready)
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "size": self.size,
+            "ready": sum(self.ready(k) for k in self._ready),
+            "starting": sum(self._starting.values()),
+            "handed_out": self.handed_out,
+            "started": self.started,
+            "failed": self.failed,
+            "cold_starts": dict(self.cold),
+        }
+
+    async def close(self) -> None:
+        """Stop refilling and end every item not handed out."""
+        self._closed = True
+        tasks = list(self._fillers.values())
+        for task in tasks:
+            task.cancel()
+        # a start that was under way ends with its task: spawn() cleans up what it began
+        await asyncio.gather(*tasks, return_exceptions=True)
+        items = [item for items in self._ready.values() for item in items]
+        self._ready.clear()
+        await asyncio.gather(*(self._discard(item) for item in items), return_exceptions=True)
+
+
+_KEEP: set[asyncio.Future[None]] = set()
+
+
+# -- local processes --------------------------------------------------------------------------------
+
+
+class PooledLocalTarget(LocalTarget):
+    """A local target that was started warm; the relay's DAP connection to it is already open."""
+
+    def __init__(
+        self, proc: asyncio.subprocess.Process, port: int, log_path: Path, client: DapClient, adapter_pid: int | None
+    ) -> None:
+        super().__init__(proc, port, log_path)
+        self.client: DapClient | None = client
+        self.adapter_pid = adapter_pid
+
+    def take_connection(self) -> DapClient | None:
+        client, self.client = self.client, None
+        return client
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "pooled": True}
+
+
+class LocalPool:
+    """Warm interpreters of the relay's own Python for local launches."""
+
+    KEY = "local"
+
+    def __init__(
+        self, *, python: str, boot_dir: Path, log_dir: Path, env: dict[str, str], size: int,
+        launch_timeout: float = 20.0, request_timeout: float = 10.0,
+    ) -> None:
+        self.python = python
+        self.boot_dir = boot_dir
+        self.log_dir = log_dir
+        self.env = env
+        self.launch_timeout = launch_timeout
+        self.request_timeout = request_timeout
+        self._ids = itertools.count(1)
+        self.pool: WarmPool[PooledLocalTarget] = WarmPool(
+            "local", size, spawn=self._spawn, alive=self._alive, discard=self._discard
+        )
+
+    def start(self) -> None:
+        self.pool.keep_warm(self.KEY)
+
+    async def acquire(
+        self, spec: LaunchRequest, *, session_id: str, python: str, cwd: str, env: dict[str, str]
+    ) -> PooledLocalTarget | None:
+        """A warm target now running ``spec``, or None (with the reason counted) for a cold start."""
+        reason = "interpreter" if python != self.python else cold_reason(spec, self.env, env)
+        target = self.pool.take(self.KEY) if reason is None else None
+        if target is None:
+            self.pool.note_cold(reason or "empty")
+            return None
+        stdin = target.proc.stdin
+        assert stdin is not None
+        stdin.write(spec_line(spec, cwd, self.env, env))
+        log_path = self.log_dir / f"{session_id}.log"
+        with contextlib.suppress(OSError):
+            target.log_path.rename(log_path)  # the open file follows: output goes on into the session's log
+            target.log_path = log_path
+        return target
+
+    async def _spawn(self, key: Hashable) -> PooledLocalTarget:
+        port = free_port()
+        log_path = self.log_dir / f"pool-{os.getpid()}-{next(self._ids)}.log"
+        with log_path.open("wb") as out:
+            proc = await _started(
+                asyncio.create_subprocess_exec(
+                    self.python, "-m", POOL_MODULE, "--listen", f"127.0.0.1:{port}", *POOL_MARK,
+                    cwd=str(self.log_dir), env=self.env, stdin=asyncio.subprocess.PIPE, stdout=out, stderr=out,
+                    start_new_session=True,  # like a cold target; it exits by itself when our stdin pipe closes
+                ),
+                lambda p: _end_process(p, port),
+            )
+        try:
+            client = await connect_initialized(
+                "127.0.0.1", port, ended=lambda: proc.returncode is not None, within=self.launch_timeout,
+                request_timeout=self.request_timeout, name=f"dap-pool-{proc.pid}",
+            )
+        except BaseException:
+            await _end_process(proc, port)
+            raise
+        adapter = await asyncio.to_thread(find_adapter, port)
+        return PooledLocalTarget(proc, port, log_path, client, adapter)
+
+    @staticmethod
+    def _alive(target: PooledLocalTarget) -> bool:
+        return target.proc.returncode is None and target.client is not None and not target.client.closed.is_set()
+
+    @staticmethod
+    async def _discard(target: PooledLocalTarget) -> None:
+        client = target.take_connection()
+        if client is not None:
+            await client.close()
+        await target.terminate()
+        with contextlib.suppress(OSError):
+            target.log_path.unlink()
+
+    def stats(self) -> dict[str, Any]:
+        return {**self.pool.stats(), "python": self.python}
+
+    async def close(self) -> None:
+        await self.pool.close()
+
+
+async def _started(starting: Awaitable[S], end: Callable[[S], Awaitable[None]]) -> S:
+    """Await something being started; if we are cancelled meanwhile, let it finish and end it (no leaks)."""
+    task = asyncio.ensure_future(starting)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            await end(await task)
+        raise
+
+
+async def _end_process(proc: asyncio.subprocess.Process, port: int) -> None:
+    if proc.returncode is None:
+        await asyncio.to_thread(kill_tree, proc.pid, reap_root=False)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(proc.wait(), 5)
+    adapter = await asyncio.to_thread(find_adapter, port)
+    if adapter is not None:
+        await asyncio.to_thread(kill_tree, adapter)
+
+
+# -- containers -------------------------------------------------------------------------------------
+
+
+class PooledDockerTarget(DockerTarget):
+    """A container that was started warm; its stdin attached and the DAP connection open already."""
+
+    client: DapClient | None = None
+
+    def take_connection(self) -> DapClient | None:
+        client, self.client = self.client, None
+        return client
+
+    def attach_stdin(self) -> None:
+        with self._lock:
+            if self._stdin is None:
+                self._stdin = self.container.attach_socket(params={"stdin": 1, "stream": 1})
+
+    def write_stdin(self, data: bytes) -> None:
+        self.attach_stdin()
+        with self._lock:
+            getattr(self._stdin, "_sock", self._stdin).sendall(data)
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "pooled": True}
+
+
+class ContainerPool:
+    """Warm containers per key (image, interpreter, folder and mounts, limits, ...): see the module doc."""
+
+    def __init__(self, launcher: DockerLauncher, size: int, *, launch_timeout: float = 20.0,
+                 request_timeout: float = 10.0) -> None:
+        self.launcher = launcher
+        self.launch_timeout = launch_timeout
+        self.request_timeout = request_timeout
+        self._plans: dict[Hashable, tuple[dict[str, Any], list[tuple[str, str]], bool]] = {}
+        self.pool: WarmPool[PooledDockerTarget] = WarmPool(
+            "docker", size, spawn=self._spawn, alive=self._alive, discard=self._discard, max_keys=MAX_KEYS
+        )
+
+    @staticmethod
+    def key_of(kwargs: dict[str, Any]) -> str:
+        """Everything a container is created with except its command, environment, name and labels."""
+        fixed = {k: v for k, v in kwargs.items() if k not in ("command", "environment", "name", "labels")}
+        fixed["python"] = kwargs["command"][0]
+        return json.dumps(fixed, sort_keys=True, default=str)
+
+    async def acquire(
+        self, spec: LaunchRequest, *, session_id: str, kwargs: dict[str, Any], base_env: dict[str, str],
+        mounts: list[tuple[str, str]], with_debugpy: bool,
+    ) -> PooledDockerTarget | None:
+        """A warm container now running ``spec``, or None (with the reason counted) for a cold start."""
+        reason = cold_reason(spec, base_env, kwargs["environment"])
+        key = self.key_of(kwargs)
+        target = self.pool.take(key) if reason is None else None
+        if target is None:
+            self.pool.note_cold(reason or ("empty" if key in self.pool.warm_keys() else "first_in_folder"))
+            return None
+        line = spec_line(spec, kwargs["working_dir"], base_env, kwargs["environment"])
+        await asyncio.to_thread(target.write_stdin, line)
+        self.pool._background(asyncio.to_thread(_rename, target, session_id))
+        return target
+
+    def keep_warm_for(
+        self, spec: LaunchRequest, *, kwargs: dict[str, Any], base_env: dict[str, str],
+        mounts: list[tuple[str, str]], with_debugpy: bool,
+    ) -> None:
+        """After a cold launch: keep containers like its one warm, if its launches can be pooled."""
+        if cold_reason(spec, base_env, kwargs["environment"]) is not None:
+            return
+        python = kwargs["command"][0]
+        pooled = {
+            **kwargs,
+            "command": [python, "-Xfrozen_modules=off", "-m", POOL_MODULE, "--listen", f"0.0.0.0:{DEBUG_PORT}",
+                        *POOL_MARK],
+            "environment": base_env,
+            "labels": {**kwargs["labels"], "debugrelay.session": "pool", "debugrelay.pool": "true"},
+        }
+        key = self.key_of(kwargs)
+        self._plans[key] = (pooled, mounts, with_debugpy)
+        self.pool.keep_warm(key)
+
+    async def _spawn(self, key: Hashable) -> PooledDockerTarget:
+        kwargs, mounts, with_debugpy = self._plans[key]
+        kwargs = {**kwargs, "name": f"debugrelay-pool-{os.urandom(4).hex()}"}
+        started = await _started(
+            asyncio.to_thread(self.launcher._run, kwargs, mounts, with_debugpy, PooledDockerTarget), _terminate
+        )
+        assert isinstance(started, PooledDockerTarget)
+        target = started
+        try:
+            await asyncio.to_thread(target.attach_stdin)
+            target.client = await connect_initialized(
+                target.host, target.port, ended=lambda: target.poll() is not None, within=self.launch_timeout,
+                request_timeout=self.request_timeout, name=f"dap-pool-{target.container.short_id}",
+            )
+        except BaseException:
+            await asyncio.shield(target.terminate())
+            raise
+        return target
+
+    @staticmethod
+    def _alive(target: PooledDockerTarget) -> bool:
+        client = target.client
+        return target.poll() is None and client is not None and not client.closed.is_set()
+
+    @staticmethod
+    async def _discard(target: PooledDockerTarget) -> None:
+        client = target.take_connection()
+        if client is not None:
+            await client.close()
+        await target.terminate()
+
+    def stats(self) -> dict[str, Any]:
+        keys = []
+        for key in self.pool.warm_keys():
+            kwargs = self._plans[key][0] if key in self._plans else {}
+            keys.append({"image": kwargs.get("image"), "cwd": kwargs.get("working_dir"), "ready": self.pool.ready(key)})
+        return {**self.pool.stats(), "keys": keys}
+
+    async def close(self) -> None:
+        await self.pool.close()
+
+
+async def _terminate(target: DockerTarget) -> None:
+    await target.terminate()
+
+
+def _rename(target: DockerTarget, session_id: str) -> None:
+    """Name a handed-out container after its session (relays find a pooled one's session by its name)."""
+    target.container.rename(f"debugrelay-{session_id}-{os.urandom(2).hex()}")

@@ -1,0 +1,214 @@
+"""The warm pool (issue 8): a launch gets a pre-started interpreter that behaves exactly like a cold one."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psutil
+import pytest
+
+from tests.conftest import Relay, Sessions, ok, target
+
+pytestmark = pytest.mark.integration
+
+PROGRAM = '''\
+import json, os, sys  # first-line
+import helper
+answer = input()
+print(json.dumps({
+    "argv": sys.argv, "cwd": os.getcwd(), "path0": sys.path[0], "path1": sys.path[1], "name": __name__,
+    "file": __file__, "env": os.environ.get("POOL_TEST"), "helper": helper.VALUE, "answer": answer,
+    "extra": os.environ.get("PYTHONPATH", "").split(os.pathsep)[1:], "lib": __import__("libmod").WHERE,
+    "main": sys.modules["__main__"].__dict__.get("answer"),
+}))
+sys.stderr.write("to stderr\\n")
+sys.exit(3)
+'''
+
+
+def until(check: Any, what: str, seconds: float = 60.0) -> Any:
+    """Poll ``check`` until it returns something truthy; a bound on the wait, not a timing."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        result = check()
+        if result:
+            return result
+        time.sleep(0.05)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+def pool(api: httpx.Client) -> dict[str, Any]:
+    pools: dict[str, Any] = ok(api.get("/pool"))["pools"]
+    return pools
+
+
+def full(api: httpx.Client) -> dict[str, Any] | None:
+    local: dict[str, Any] = pool(api)["local"]
+    return local if local["ready"] == local["size"] and not local["starting"] else None
+
+
+def output_of(api: httpx.Client, sid: str) -> dict[str, str]:
+    outputs = ok(api.get(f"/sessions/{sid}/output", params={"limit": 10000}))["outputs"]
+    return {kind: "".join(o["text"] for o in outputs if o["type"] == kind) for kind in ("stdout", "stderr")}
+
+
+def pooled_processes(relay: Relay) -> list[psutil.Process]:
+    """The relay's warm interpreters not handed out yet (children of the relay running the pool program)."""
+    return [p for p in psutil.Process(relay.proc.pid).children()
+            if "_debugrelay_pool" in " ".join(p.cmdline())]
+
+
+@pytest.fixture
+def program(tmp_path: Path) -> Path:
+    app = tmp_path / "app"
+    lib = tmp_path / "lib"
+    app.mkdir()
+    lib.mkdir()
+    (app / "helper.py").write_text("VALUE = 'from cwd'\n")
+    (lib / "libmod.py").write_text("WHERE = 'lib'\n")
+    script = app / "main.py"
+    script.write_text(PROGRAM)
+    return script
+
+
+@pytest.fixture
+def warm(api: httpx.Client) -> httpx.Client:
+    until(lambda: full(api), "the pool to be full")
+    return api
+
+
+def run_program(api: httpx.Client, sessions: Sessions, script: Path, **launch: Any) -> tuple[dict[str, Any], str]:
+    sid = sessions.create()
+    bp = sessions.bp(sid, str(script), 1)
+    sessions.launch(sid, str(script), args=["one", "two words"], env={"POOL_TEST": "yes"}, cwd=str(script.parent),
+                    pythonpath=[str(script.parent.parent / "lib")], **launch)
+    paused = sessions.wait(sid)
+    assert paused["status"] == "paused"
+    assert paused["location"]["line"] == 1
+    assert paused["breakpoint_ids"] == [bp["breakpoint_id"]]
+    detail = ok(api.get(f"/sessions/{sid}"))
+    ok(api.post(f"/sessions/{sid}/input", json={"input": "forty-two\n"}))
+    ok(api.post(f"/sessions/{sid}/continue"))
+    done = sessions.wait(sid)
+    assert done["status"] == "terminated", done
+    assert done["exit_code"] == 3
+    out = output_of(api, sid)
+    assert out["stderr"] == "to stderr\n"
+    return {**json.loads(out["stdout"]), "pooled": detail["target"].get("pooled", False)}, sid
+
+
+def test_a_warm_target_behaves_like_a_cold_one(warm: httpx.Client, sessions: Sessions, program: Path) -> None:
+    before = pool(warm)["local"]
+    hot, _ = run_program(warm, sessions, program)
+    cold, _ = run_program(warm, sessions, program, pool=False)
+    assert hot.pop("pooled") is True
+    assert cold.pop("pooled") is False
+    assert hot == cold
+    assert hot["argv"] == [str(program), "one", "two words"]
+    assert (hot["cwd"], hot["path0"], hot["path1"]) == (str(program.parent),) * 3
+    assert (hot["name"], hot["file"], hot["main"]) == ("__main__", str(program), "forty-two")
+    assert (hot["env"], hot["helper"], hot["lib"]) == ("yes", "from cwd", "lib")
+    after = pool(warm)["local"]
+    assert after["handed_out"] == before["handed_out"] + 1
+    assert after["cold_starts"].get("opted_out", 0) == before["cold_starts"].get("opted_out", 0) + 1
+
+
+def test_the_first_line_stops_and_the_stack_shows_only_the_program(warm: httpx.Client, sessions: Sessions) -> None:
+    basic = target("basic.py")
+    sid = sessions.create()
+    sessions.launch(sid, basic, stop_on_entry=True)
+    status = sessions.wait(sid)
+    assert (status["status"], status["reason"]) == ("paused", "entry")
+    assert ok(warm.get(f"/sessions/{sid}"))["target"]["pooled"] is True
+    frames = ok(warm.get(f"/sessions/{sid}/stacktrace"))["frames"]
+    assert [f["file"] for f in frames] == [basic]  # nothing of the pooled program shows
+
+
+def test_a_module_runs_as_main_from_a_warm_target(warm: httpx.Client, sessions: Sessions) -> None:
+    sid = sessions.create()
+    folder = str(Path(target("multi.py")).parent)
+    ok(warm.post(f"/sessions/{sid}/launch", json={"module": "pkg.helpers", "cwd": folder}))
+    assert sessions.wait(sid)["exit_code"] == 0
+    assert ok(warm.get(f"/sessions/{sid}"))["target"]["pooled"] is True
+
+
+def test_the_pool_refills_after_a_hand_out(warm: httpx.Client, sessions: Sessions) -> None:
+    before = pool(warm)["local"]
+    sid = sessions.create()
+    sessions.launch(sid, target("basic.py"))
+    assert ok(warm.get(f"/sessions/{sid}"))["target"]["pooled"] is True
+    refilled = until(lambda: full(warm), "the pool to refill")
+    assert refilled["started"] == before["started"] + 1
+    assert refilled["handed_out"] == before["handed_out"] + 1
+
+
+@pytest.mark.parametrize(
+    ("launch", "reason"),
+    [
+        ({"env": {"PYTHONHASHSEED": "7"}}, "startup_env"),
+        ({"env": {"LC_ALL": "C.UTF-8"}}, "startup_env"),
+        ({"debug_subprocesses": True}, "debug_subprocesses"),
+        ({"pool": False}, "opted_out"),
+    ],
+)
+def test_a_launch_that_needs_a_cold_start_gets_one(
+    warm: httpx.Client, sessions: Sessions, launch: dict[str, Any], reason: str
+) -> None:
+    before = pool(warm)["local"]
+    sid = sessions.create()
+    sessions.launch(sid, target("basic.py"), **launch)
+    assert sessions.wait(sid)["exit_code"] == 0
+    assert "pooled" not in ok(warm.get(f"/sessions/{sid}"))["target"]
+    after = pool(warm)["local"]
+    assert after["cold_starts"][reason] == before["cold_starts"].get(reason, 0) + 1
+    assert after["handed_out"] == before["handed_out"]
+
+
+def test_startup_environment_reaches_a_cold_target(warm: httpx.Client, sessions: Sessions, tmp_path: Path) -> None:
+    script = tmp_path / "hashseed.py"
+    script.write_text("import sys\nprint('flags', sys.flags.hash_randomization, hash('abc'))\n")
+    runs = []
+    for _ in range(2):
+        sid = sessions.create()
+        sessions.launch(sid, str(script), env={"PYTHONHASHSEED": "0"})
+        assert sessions.wait(sid)["exit_code"] == 0
+        runs.append(output_of(warm, sid)["stdout"])
+    assert runs[0] == runs[1]
+    assert runs[0].startswith("flags 0 ")
+
+
+def test_pool_size_zero_disables_the_pool(tmp_path: Path) -> None:
+    relay = Relay(tmp_path, env={"DEBUGRELAY_POOL_SIZE": "0"})
+    try:
+        assert "local" not in ok(relay.http.get("/pool"))["pools"]
+        assert pooled_processes(relay) == []
+    finally:
+        relay.stop()
+
+
+@pytest.mark.parametrize("how", ["shutdown", "kill -9"])
+def test_no_pooled_process_outlives_the_relay(tmp_path: Path, how: str) -> None:
+    relay = Relay(tmp_path, env={"DEBUGRELAY_POOL_SIZE": "3"})
+    try:
+        until(lambda: full(relay.http), "the pool to be full")
+        warm = pooled_processes(relay)
+        assert len(warm) == 3
+        ports = [p.cmdline()[p.cmdline().index("--listen") + 1].rsplit(":", 1)[1] for p in warm]
+        adapters = [p for p in psutil.process_iter(["cmdline"])
+                    if any("debugpy/adapter" in c for c in p.info["cmdline"] or [])
+                    and any(f"--port {port}" in " ".join(p.info["cmdline"]) for port in ports)]
+        assert len(adapters) == 3
+        if how == "shutdown":
+            relay.stop()
+        else:  # the relay cannot clean up: each warm interpreter reads EOF on its stdin and ends itself
+            relay.proc.send_signal(signal.SIGKILL)
+            relay.proc.wait(10)
+        _, alive = psutil.wait_procs([*warm, *adapters], timeout=30)
+        assert [p for p in alive if p.status() != psutil.STATUS_ZOMBIE] == []
+    finally:
+        relay.stop()
