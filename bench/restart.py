@@ -145,15 +145,21 @@ def round_trip(
 
 
 def kill_targets(client: redis.Redis, namespace: str) -> None:
+    """End the sessions' targets and their debugpy adapters, each by PID (checked: same debugpy port)."""
+    from debugrelay.launchers import kill_tree
+    from debugrelay.launchers.orphan import OrphanTarget
+
     for raw in client.hvals(f"{namespace}:sessions"):
-        target = json.loads(raw).get("target") or {}
-        for key in ("pid", "adapter_pid"):
-            pid = target.get(key)
-            if isinstance(pid, int) and psutil.pid_exists(pid):
-                proc = psutil.Process(pid)
-                if "debugpy" in " ".join(proc.cmdline()):
-                    for each in [*proc.children(recursive=True), proc]:
-                        each.kill()
+        described = json.loads(raw).get("target") or {}
+        target = OrphanTarget.find(described)
+        if target is not None:
+            kill_tree(target.proc.pid)
+        adapter = described.get("adapter_pid")
+        is_adapter = isinstance(adapter, int) and psutil.pid_exists(adapter) and "debugpy" in " ".join(
+            psutil.Process(adapter).cmdline()
+        )
+        if is_adapter:
+            kill_tree(adapter)
 
 
 def main() -> None:

@@ -80,16 +80,20 @@ def kill_targets_of(client: redis.Redis, namespace: str) -> None:
     With a durable store, targets outlive relays by design, so the tests end them here.
     """
     from debugrelay.launchers import kill_tree
+    from debugrelay.launchers.orphan import OrphanTarget
 
     for raw in client.hvals(f"{namespace}:sessions"):
-        with contextlib.suppress(ValueError, TypeError, AttributeError):
+        with contextlib.suppress(ValueError, TypeError, AttributeError, psutil.Error):
             described = json.loads(raw).get("target") or {}
-            for key in ("pid", "adapter_pid"):
-                pid = described.get(key)
-                if isinstance(pid, int) and psutil.pid_exists(pid):
-                    cmd = " ".join(psutil.Process(pid).cmdline())
-                    if "debugpy" in cmd:
-                        kill_tree(pid)
+            target = OrphanTarget.find(described)  # the same pid *and* debugpy port, or nothing
+            if target is not None:
+                kill_tree(target.proc.pid)
+            adapter = described.get("adapter_pid")
+            is_adapter = isinstance(adapter, int) and psutil.pid_exists(adapter) and "debugpy" in " ".join(
+                psutil.Process(adapter).cmdline()
+            )
+            if is_adapter:
+                kill_tree(adapter)
 
 
 class Cluster:
