@@ -49,6 +49,10 @@ up: images
 down:
 	$(COMPOSE) down
 
+## bench: debugrelay against raw debugpy (a table, and JSON in bench/results/); takes about 5 minutes
+bench: $(STAMP)
+	$(BIN)/python -m bench
+
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench

@@ -54,11 +54,10 @@ def unquote(result: str) -> str:
 
 
 async def dap(session: Session, command: str, args: dict[str, Any], seconds: float = READ_TIMEOUT) -> Any:
-    """One DAP request on the session's connection with a read timeout."""
-    client = session.client
-    if client is None:
+    """One read-only DAP request on the session's connection with a read timeout (asked once per stop)."""
+    if session.client is None:
         raise TargetGone("the debug connection is closed")
-    return await client.request(command, args, timeout=seconds)
+    return await session.read(command, args, seconds)
 
 
 def _last_line(message: str) -> str:

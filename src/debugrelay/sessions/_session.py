@@ -104,6 +104,8 @@ class Session:
         self._refs: dict[int, RefMeta] = {}
         self._threads: dict[int, str] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._reads: dict[tuple[Any, ...], asyncio.Future[Any]] = {}  # read-only DAP answers of this stop
+        self._snapshot: asyncio.Task[Any] | None = None  # the stop's locals being kept for /changes
         self._ending = False
         self.output = OutputBuffer(record.id, store, settings.output_entry_max_chars)
         self.probe_available = True
@@ -141,6 +143,26 @@ class Session:
                 hint="Launch the target first: POST /sessions/{id}/launch.",
             )
         return self.client
+
+    async def read(self, command: str, args: dict[str, Any], seconds: float | None = None) -> Any:
+        """A read-only DAP request (scopes, variables, stackTrace, a probe read), asked once per stop.
+
+        Answers are kept until the target resumes (or an evaluation may have changed state); callers
+        asking the same while it is in flight share the one request.
+        """
+        client = self._require_client()
+        key = (self._run_epoch, command, *sorted(args.items()))
+        fut = self._reads.get(key)
+        if fut is None:
+            fut = asyncio.ensure_future(client.request(command, args, timeout=seconds))
+            self._reads[key] = fut
+
+            def forget_failure(done: asyncio.Future[Any]) -> None:
+                if (done.cancelled() or done.exception() is not None) and self._reads.get(key) is done:
+                    del self._reads[key]
+
+            fut.add_done_callback(forget_failure)
+        return await asyncio.shield(fut)
 
     def require_paused(self) -> DapClient:
         client = self._require_client()
@@ -337,6 +359,7 @@ class Session:
         await bps.apply_exception_filters(self)
 
     def _reset_run_state(self) -> None:
+        self._reads.clear()
         self._frames.clear()
         self._totals.clear()
         self._refs.clear()
@@ -366,6 +389,7 @@ class Session:
 
     def _on_continued(self) -> None:
         self._run_epoch += 1
+        self._reads.clear()
         self._frames.clear()
         self._refs.clear()
         if self.status == "paused":
@@ -414,9 +438,13 @@ class Session:
         )
         from debugrelay.inspect import remember_stop  # the top frame's locals, for GET /changes
 
-        await remember_stop(self, stop, frames)
         if epoch != self._run_epoch:
             return
+        # kept while the agent reads the stop (its scopes and locals are answered from what this read);
+        # the target resumes only after it is done (see resume)
+        self._snapshot = asyncio.ensure_future(remember_stop(self, stop, frames))
+        self._tasks.add(self._snapshot)
+        self._snapshot.add_done_callback(self._tasks.discard)
         self.record.stop = stop
         self.record.stop_history = [*self.record.stop_history, stop][-self.settings.stop_history :]
         self.record.status = "paused"
@@ -476,6 +504,7 @@ class Session:
         self.record.stop = None
         self._frames.clear()
         self._refs.clear()
+        self._reads.clear()
         self._run_epoch += 1
         bps.mark_unhit(self.record)
         with contextlib.suppress(RelayError):
@@ -496,6 +525,9 @@ class Session:
                 raise InvalidRequest(f"no thread {thread_id}", details={"thread_id": thread_id},
                                      hint="List threads with GET /sessions/{id}/threads.")
             seen = self.record.stop_count
+            if self._snapshot is not None and not self._snapshot.done():
+                with contextlib.suppress(Exception):
+                    await self._snapshot
             args: dict[str, Any] = {"threadId": tid}
             if dap_command == "continue" and thread_id is not None:
                 args["singleThread"] = True
@@ -643,7 +675,7 @@ class Session:
         assert stop is not None
         tid = thread_id or stop.thread_id
         cached = self._frames.get(tid)
-        if cached is not None and (levels and len(cached) >= levels):
+        if cached is not None and levels and len(cached) >= min(levels, self._totals.get(tid, levels)):
             return tid, cached, max(len(cached), self._totals.get(tid, len(cached)))
         try:
             body = await client.request("stackTrace", {"threadId": tid, "startFrame": 0, "levels": max(levels, 1000)})
@@ -687,9 +719,9 @@ class Session:
         return int(frames[index]["id"])
 
     async def scopes(self, index: int, thread_id: int | None = None) -> list[dict[str, Any]]:
-        client = self.require_paused()
+        self.require_paused()
         fid = await self.frame_id(index, thread_id)
-        body = await client.request("scopes", {"frameId": fid})
+        body = await self.read("scopes", {"frameId": fid})
         out = []
         for scope in body.get("scopes", []):
             ref = scope.get("variablesReference", 0)
@@ -699,11 +731,11 @@ class Session:
 
     async def variables(self, ref: int, start: int = 0, count: int | None = None) -> dict[str, Any]:
         """Children of ``ref``, rendered compactly, paged by ``start``/``count``."""
-        client = self.require_paused()
+        self.require_paused()
         if ref <= 0:
             raise InvalidReference(f"variable reference {ref} is not valid", details={"reference": ref})
         try:
-            body = await client.request("variables", {"variablesReference": ref})
+            body = await self.read("variables", {"variablesReference": ref})
         except DebugpyError as exc:
             raise InvalidReference(
                 f"variable reference {ref} is not valid at this stop", details={"reference": ref}
@@ -715,6 +747,7 @@ class Session:
     ) -> dict[str, Any]:
         client = self.require_paused()
         fid = await self.frame_id(frame_index or 0, thread_id)
+        self._reads.clear()  # an expression may change what the stop's variables show
         try:
             body = await client.request(
                 "evaluate", {"expression": expression, "frameId": fid, "context": context}
@@ -740,7 +773,7 @@ class Session:
         if not self.probe_available or self.client is None:
             return None
         try:
-            body = await self.client.request(
+            body = await self.read(
                 "evaluate", {"expression": expression, "frameId": frame_id, "context": "clipboard"}
             )
         except DebugpyError as exc:
@@ -755,6 +788,7 @@ class Session:
 
     async def set_variable(self, ref: int, name: str, value: str) -> dict[str, Any]:
         client = self.require_paused()
+        self._reads.clear()
         try:
             body = await client.request("setVariable", {"variablesReference": ref, "name": name, "value": value})
         except DebugpyError as exc:

@@ -1,0 +1,1 @@
+"""Benchmarks of debugrelay against raw debugpy: ``python -m bench`` (see bench/run.py)."""
