@@ -136,3 +136,7 @@ def sessions(api: httpx.Client) -> Iterator[Sessions]:
     helper = Sessions(api)
     yield helper
     helper.cleanup()
+
+
+# a real Redis for the state-store tests, visible to every test folder
+from tests.redis_server import cluster, redis_server  # noqa: E402, F401

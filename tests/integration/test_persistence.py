@@ -17,7 +17,7 @@ import pytest
 from debugrelay.launchers import kill_tree
 from tests.conftest import line_of, ok, target
 
-from .conftest import Cluster, RedisServer, poll
+from tests.redis_server import Cluster, RedisServer, poll
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

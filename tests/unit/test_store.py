@@ -16,7 +16,7 @@ from debugrelay.models import BreakpointRecord, SessionRecord
 from debugrelay.store import MemoryStore, StateStore
 from debugrelay.store.redis import RedisStore
 from tests.conftest import free_port
-from tests.integration.conftest import RedisServer
+from tests.redis_server import RedisServer
 
 
 @pytest.fixture(scope="module")

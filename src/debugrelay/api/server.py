@@ -54,13 +54,15 @@ class ServerController(Controller):
     async def processes(self) -> dict[str, Any]:
         return {"processes": await asyncio.to_thread(debuggable_processes)}
 
-    @post("/shutdown", status_code=200, summary="End every session and stop the relay")
+    @post("/shutdown", status_code=200,
+          summary="Stop the relay: targets end, or are left for the next relay when the store is durable")
     async def shutdown(self, manager: SessionManager) -> dict[str, Any]:
         sessions = len(manager.sessions)
+        kept = manager.ownership is not None and manager.ownership.keep_targets
 
         async def stop() -> None:
             await manager.close()
             os.kill(os.getpid(), signal.SIGTERM)
 
         asyncio.get_running_loop().call_later(0.1, lambda: asyncio.ensure_future(stop()))
-        return {"shutting_down": True, "sessions_ended": sessions}
+        return {"shutting_down": True, "sessions": sessions, "targets_kept": kept}

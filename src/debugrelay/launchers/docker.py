@@ -280,7 +280,8 @@ class DockerLauncher(Launcher):
         return "127.0.0.1", int(binding["HostPort"])
 
     def recover(self, described: dict[str, Any]) -> Target | None:
-        """The target of a saved session, if its container still runs."""
+        """The target of a saved session: a running container, or an ended one whose exit code and
+        logs tell how the run finished (it is removed once the session records that)."""
         container_id = described.get("container_id")
         if not container_id:
             return None
@@ -288,12 +289,15 @@ class DockerLauncher(Launcher):
             container = self.client.containers.get(container_id)
         except Exception:
             return None
-        if container.status != "running":
-            return None
-        network = self.settings.docker_network or None
-        host, port = self._address(container, network)
+        if container.status == "running":
+            host, port = self._address(container, self.settings.docker_network or None)
+        else:
+            host, port = str(described.get("host") or ""), int(described.get("port") or 0)
         mounts = [(m["Destination"], m["Destination"]) for m in container.attrs.get("Mounts", [])]
-        return DockerTarget(container, host, port, mounts)
+        target = DockerTarget(container, host, port, mounts)
+        if container.status != "running":
+            target._exit = int(container.attrs["State"].get("ExitCode", -1))
+        return target
 
     async def remove_orphans(self, keep: set[str]) -> list[str]:
         return await asyncio.to_thread(self._remove_orphans, keep)

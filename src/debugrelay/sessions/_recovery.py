@@ -189,6 +189,9 @@ async def _ended(session: Session, target: Target | None, described: dict[str, A
                   f"took the session over: {why} while no relay was attached{known}")
     bps.mark_unhit(record)
     session.target = None
+    if target is not None:  # what is left of it: a stopped container, a lingering adapter
+        with contextlib.suppress(Exception):
+            await target.terminate()
     if tail:
         header = "[debugrelay] the target ended while no relay was attached; the end of its log:\n"
         with contextlib.suppress(RelayError):
