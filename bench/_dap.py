@@ -87,10 +87,31 @@ class Dap:
                     return found
                 self.events.append(message)
 
-    def start(self, breakpoints: dict[str, list[int]], path_mappings: list[dict[str, str]] | None = None) -> None:
-        """initialize, attach, set breakpoints, configurationDone: the target starts running."""
+    def initialize(self) -> None:
         self.request("initialize", {"clientID": "bench", "adapterID": "debugpy", "linesStartAt1": True,
                                     "columnsStartAt1": True, "pathFormat": "path"})
+
+    @classmethod
+    def ready(cls, host: str, port: int, *, timeout: float = 60.0) -> Dap:
+        """Connected and initialized; retried while the target starts (a published container port
+        accepts before debugpy listens, then resets)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            dap: Dap | None = None
+            try:
+                dap = cls(host, port, timeout=timeout)
+                dap.initialize()
+            except (OSError, DapError):
+                if dap is not None:
+                    dap.close()
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
+            else:
+                return dap
+
+    def start(self, breakpoints: dict[str, list[int]], path_mappings: list[dict[str, str]] | None = None) -> None:
+        """(initialized) attach, set breakpoints, configurationDone: the target starts running."""
         from debugrelay.sessions._session import ATTACH_ARGS  # the same debugpy options as the relay's
 
         attach = self.send("attach", {**ATTACH_ARGS, "justMyCode": False, "subProcess": False,

@@ -95,7 +95,7 @@ def dap_cycles(dap: Dap, cycles: int, warmup: int) -> Samples:
 def floor_local(work: Path, cleanup: Cleanup, cycles: int, warmup: int, *, tuned: bool) -> Samples:
     target = RawTarget(work, cleanup, tuned=tuned)
     try:
-        dap = Dap("127.0.0.1", target.port)
+        dap = Dap.ready("127.0.0.1", target.port)
         dap.start({SCENARIO: [WORK_LINE]})
         samples = dap_cycles(dap, cycles, warmup)
         dap.close()
@@ -107,7 +107,7 @@ def floor_local(work: Path, cleanup: Cleanup, cycles: int, warmup: int, *, tuned
 def floor_container(work: Path, cleanup: Cleanup, cycles: int, warmup: int) -> Samples:
     target = RawContainer(work, cleanup)
     try:
-        dap = Dap(target.host, target.port, timeout=60)
+        dap = Dap.ready(target.host, target.port)
         dap.start({SCENARIO: [WORK_LINE]})
         samples = dap_cycles(dap, cycles, warmup)
         dap.close()
@@ -122,7 +122,7 @@ def floor_launch(work: Path, cleanup: Cleanup, samples: int) -> list[float]:
     for _ in range(samples):
         target = RawTarget(work, cleanup, tuned=True)
         try:
-            dap = Dap("127.0.0.1", target.port)
+            dap = Dap.ready("127.0.0.1", target.port)
             dap.start({SCENARIO: [WORK_LINE]})
             dap.event("stopped")
             out.append((time.perf_counter() - target.started) * 1000)
