@@ -48,8 +48,11 @@ class Dap:
         while True:
             head, sep, rest = self.buf.partition(b"\r\n\r\n")
             if sep:
-                length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                              if line.lower().startswith(b"content-length"))
+                length = next(
+                    int(line.split(b":")[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length")
+                )
                 if len(rest) >= length:
                     self.buf = rest[length:]
                     message: dict[str, Any] = json.loads(rest[:length])
@@ -88,8 +91,16 @@ class Dap:
                 self.events.append(message)
 
     def initialize(self) -> None:
-        self.request("initialize", {"clientID": "bench", "adapterID": "debugpy", "linesStartAt1": True,
-                                    "columnsStartAt1": True, "pathFormat": "path"})
+        self.request(
+            "initialize",
+            {
+                "clientID": "bench",
+                "adapterID": "debugpy",
+                "linesStartAt1": True,
+                "columnsStartAt1": True,
+                "pathFormat": "path",
+            },
+        )
 
     @classmethod
     def ready(cls, host: str, port: int, *, timeout: float = 60.0) -> Dap:
@@ -114,8 +125,9 @@ class Dap:
         """(initialized) attach, set breakpoints, configurationDone: the target starts running."""
         from debugrelay.sessions._session import ATTACH_ARGS  # the same debugpy options as the relay's
 
-        attach = self.send("attach", {**ATTACH_ARGS, "justMyCode": False, "subProcess": False,
-                                      "pathMappings": path_mappings or []})
+        attach = self.send(
+            "attach", {**ATTACH_ARGS, "justMyCode": False, "subProcess": False, "pathMappings": path_mappings or []}
+        )
         self.event("initialized")
         for path, lines in breakpoints.items():
             self.request("setBreakpoints", {"source": {"path": path}, "breakpoints": [{"line": n} for n in lines]})

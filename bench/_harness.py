@@ -113,12 +113,19 @@ class Relay:
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = workdir / f"relay-{name}.log"
         base = {k: v for k, v in os.environ.items() if not k.startswith("DEBUGRELAY_")}
-        full = {**base, "DEBUGRELAY_STATE_DIR": str(workdir / f"state-{name}"), "DEBUGRELAY_MAX_SESSIONS": "500",
-                **(env or {})}
+        full = {
+            **base,
+            "DEBUGRELAY_STATE_DIR": str(workdir / f"state-{name}"),
+            "DEBUGRELAY_MAX_SESSIONS": "500",
+            **(env or {}),
+        }
         with self.log.open("wb") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "debugrelay.cli", "serve", "--port", str(self.port)],
-                env=full, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
+                env=full,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=ROOT,
             )
         self._done = cleanup.add(f"relay {name}", self._stop)
         self.http = httpx.Client(base_url=self.url, timeout=120)
@@ -185,8 +192,12 @@ class RawTarget:
         self.log = (workdir / f"raw-{self.port}.log").open("wb")
         self.proc = subprocess.Popen(
             [sys.executable, *debugpy_args(spec, f"127.0.0.1:{self.port}")],
-            env={**base, **(env or {})}, cwd=str(ROOT / "bench"), stdin=subprocess.DEVNULL,
-            stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+            env={**base, **(env or {})},
+            cwd=str(ROOT / "bench"),
+            stdin=subprocess.DEVNULL,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         self._done = cleanup.add(f"raw target {self.proc.pid}", self._end)
 

@@ -34,9 +34,7 @@ import redis
 
 ROOT = Path(__file__).resolve().parent.parent
 TICK = str(ROOT / "tests" / "targets" / "persist_tick.py")
-TICK_LINE = next(
-    i for i, line in enumerate(Path(TICK).read_text().splitlines(), 1) if line.endswith("# tick")
-)
+TICK_LINE = next(i for i, line in enumerate(Path(TICK).read_text().splitlines(), 1) if line.endswith("# tick"))
 RESULTS = ROOT / "bench" / "results"
 
 
@@ -66,7 +64,10 @@ class Relay:
         with self.log.open("wb") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "debugrelay.cli", "serve", "--port", str(self.port)],
-                env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
+                env={**os.environ, **env},
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=ROOT,
             )
         self.http = httpx.Client(base_url=self.url, timeout=60)
 
@@ -115,8 +116,11 @@ def make_sessions(relay: Relay, count: int) -> list[str]:
 def survived(relay: Relay, sid: str) -> bool:
     """Listed, re-attached, and stopping at its breakpoint again (continued from there once)."""
     status = relay.http.post(f"/sessions/{sid}/wait", json={"timeout": 30}).json()
-    if not (status.get("recovered") and status.get("status") == "paused"
-            and status.get("location", {}).get("line") == TICK_LINE):
+    if not (
+        status.get("recovered")
+        and status.get("status") == "paused"
+        and status.get("location", {}).get("line") == TICK_LINE
+    ):
         return False
     relay.http.post(f"/sessions/{sid}/continue").raise_for_status()
     again = relay.http.post(f"/sessions/{sid}/wait", json={"timeout": 30}).json()
@@ -128,8 +132,9 @@ def round_trip(
 ) -> tuple[Relay, dict[str, Any]]:
     (old.kill if how == "kill -9" else old.terminate)()
     relay = Relay(workdir, env)
-    recovery = until(lambda: (r := relay.http.get("/cluster").json()["recovery"])["state"] == "done" and r,
-                     "recovery to finish")
+    recovery = until(
+        lambda: (r := relay.http.get("/cluster").json()["recovery"])["state"] == "done" and r, "recovery to finish"
+    )
     listed = {s["session_id"] for s in relay.http.get("/sessions").json()["sessions"]}
     ok = [sid for sid in ids if sid in listed and survived(relay, sid)]
     return relay, {
@@ -155,8 +160,10 @@ def kill_targets(client: redis.Redis, namespace: str) -> None:
         if target is not None:
             kill_tree(target.proc.pid)
         adapter = described.get("adapter_pid")
-        is_adapter = isinstance(adapter, int) and psutil.pid_exists(adapter) and "debugpy" in " ".join(
-            psutil.Process(adapter).cmdline()
+        is_adapter = (
+            isinstance(adapter, int)
+            and psutil.pid_exists(adapter)
+            and "debugpy" in " ".join(psutil.Process(adapter).cmdline())
         )
         if is_adapter:
             kill_tree(adapter)
@@ -171,14 +178,29 @@ def main() -> None:
     port = free_port()
     redis_bin = shutil.which("redis-server") or "/usr/bin/redis-server"
     server = subprocess.Popen(
-        [redis_bin, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(workdir), "--appendonly", "yes",
-         "--save", ""], stdout=subprocess.DEVNULL,
+        [
+            redis_bin,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            str(workdir),
+            "--appendonly",
+            "yes",
+            "--save",
+            "",
+        ],
+        stdout=subprocess.DEVNULL,
     )
     client = redis.Redis(port=port)
     until(lambda: _ping(client), "redis-server")
     namespace = "bench"
-    env = {"DEBUGRELAY_REDIS_URL": f"redis://127.0.0.1:{port}/0", "DEBUGRELAY_REDIS_NAMESPACE": namespace,
-           "DEBUGRELAY_STATE_DIR": str(workdir / "state")}
+    env = {
+        "DEBUGRELAY_REDIS_URL": f"redis://127.0.0.1:{port}/0",
+        "DEBUGRELAY_REDIS_NAMESPACE": namespace,
+        "DEBUGRELAY_STATE_DIR": str(workdir / "state"),
+    }
     relay: Relay | None = None
     rounds: list[dict[str, Any]] = []
     try:
@@ -207,9 +229,7 @@ def main() -> None:
         "setup_s": round(setup, 2),
         "kill9_rounds": len(killed),
         "kill9_survived": [r["survived"] for r in killed],
-        "kill9_start_to_all_reattached_s_median": statistics.median(
-            r["start_to_all_reattached_s"] for r in killed
-        ),
+        "kill9_start_to_all_reattached_s_median": statistics.median(r["start_to_all_reattached_s"] for r in killed),
         "kill9_recovery_s_median": statistics.median(r["recovery_s"] for r in killed),
         "kill9_start_to_ready_s_median": statistics.median(r["start_to_ready_s"] for r in killed),
         "rounds": rounds,

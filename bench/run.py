@@ -39,8 +39,14 @@ WORK_LINE = line_of("bench-work")
 TOGGLE_LINE = line_of("bench-toggle")
 INSPECTION = ("stacktrace", "scopes", "variables", "evaluate")
 OPS = ("step", *INSPECTION, "breakpoints", "status")
-DAP_NAMES = {"step": "next", "stacktrace": "stackTrace", "scopes": "scopes", "variables": "variables",
-             "evaluate": "evaluate", "breakpoints": "setBreakpoints"}
+DAP_NAMES = {
+    "step": "next",
+    "stacktrace": "stackTrace",
+    "scopes": "scopes",
+    "variables": "variables",
+    "evaluate": "evaluate",
+    "breakpoints": "setBreakpoints",
+}
 EXPRESSION = "i * 2"
 
 Samples = dict[str, list[float]]
@@ -137,8 +143,9 @@ def floor_launch(work: Path, cleanup: Cleanup, samples: int) -> list[float]:
 
 def expect(response: httpx.Response) -> Any:
     if response.status_code >= 300:
-        raise RuntimeError(f"{response.request.method} {response.request.url}: {response.status_code} "
-                           f"{response.text[:300]}")
+        raise RuntimeError(
+            f"{response.request.method} {response.request.url}: {response.status_code} {response.text[:300]}"
+        )
     return response.json()
 
 
@@ -178,8 +185,9 @@ def relay_cycles(http: httpx.Client, sid: str, cycles: int, warmup: int, *, thin
         time.sleep(think)
         with timer.op("breakpoints", keep):
             if toggle is None:
-                toggle = expect(http.post(f"{base}/breakpoints",
-                                          json={"source": {"path": SCENARIO}, "line": TOGGLE_LINE}))["breakpoint_id"]
+                toggle = expect(
+                    http.post(f"{base}/breakpoints", json={"source": {"path": SCENARIO}, "line": TOGGLE_LINE})
+                )["breakpoint_id"]
             else:
                 expect(http.delete(f"{base}/breakpoints/{toggle}"))
                 toggle = None
@@ -274,8 +282,14 @@ def concurrent(relay: Relay, sids: list[str], cycles: int, think: float) -> dict
         for op, values in samples.items():
             merged.setdefault(op, []).extend(values)
     requests = sum(len(v) for v in merged.values())
-    return {"sessions": len(sids), "think_s": think, "cycles": cycles, "requests": requests,
-            "throughput_rps": round(requests / wall, 1), "ops": {op: summary(merged[op]) for op in OPS if op in merged}}
+    return {
+        "sessions": len(sids),
+        "think_s": think,
+        "cycles": cycles,
+        "requests": requests,
+        "throughput_rps": round(requests / wall, 1),
+        "ops": {op: summary(merged[op]) for op in OPS if op in merged},
+    }
 
 
 def launch_many(relay: Relay, count: int) -> list[str]:
@@ -349,9 +363,11 @@ def goals(result: dict[str, Any]) -> list[dict[str, Any]]:
             continue
         for op in INSPECTION:
             row = table[op]
-            check(f"{kind} {op}: relay <= 1.5x floor and <= 5 ms (median)",
-                  f"{row['relay']['median']} ms, {row['ratio_median']}x",
-                  row["ratio_median"] <= 1.5 and row["relay"]["median"] <= 5)
+            check(
+                f"{kind} {op}: relay <= 1.5x floor and <= 5 ms (median)",
+                f"{row['relay']['median']} ms, {row['ratio_median']}x",
+                row["ratio_median"] <= 1.5 and row["relay"]["median"] <= 5,
+            )
     status = result["scenario"]["local"]["status"]["relay"]["median"]
     check("GET /status <= 2 ms (median)", f"{status} ms", status <= 2)
     for kind, launch in result["launch"].items():
@@ -361,8 +377,11 @@ def goals(result: dict[str, Any]) -> list[dict[str, Any]]:
     for run in result["load"]["load"]:
         if run["sessions"] == max(r["sessions"] for r in result["load"]["load"]):
             worst = max(run["ops"].items(), key=lambda kv: kv[1]["p95"])
-            check(f"{run['sessions']} concurrent sessions, think {run['think_s']} s: p95 <= 20 ms per operation",
-                  f"worst {worst[0]} {worst[1]['p95']} ms", worst[1]["p95"] <= 20)
+            check(
+                f"{run['sessions']} concurrent sessions, think {run['think_s']} s: p95 <= 20 ms per operation",
+                f"worst {worst[0]} {worst[1]['p95']} ms",
+                worst[1]["p95"] <= 20,
+            )
     memory = result["load"]["memory"]
     for kind in ("created", "paused"):
         kib = memory[f"per_{kind}_session_kib"]
@@ -379,8 +398,10 @@ def print_report(result: dict[str, Any]) -> None:
     print(f"debugrelay bench  {result['when']}  ({machine['cpus']} CPUs, python {machine['python']})")
     base = result.get("http_baseline")
     if base:
-        print("HTTP alone (GET /health, keep-alive), ms: " + ", ".join(
-            f"{k} {v['median']:.2f} median" for k, v in base.items()))
+        print(
+            "HTTP alone (GET /health, keep-alive), ms: "
+            + ", ".join(f"{k} {v['median']:.2f} median" for k, v in base.items())
+        )
     for kind, table in result["scenario"].items():
         if not table:
             print(f"\n{kind}: skipped ({result['skipped'].get(kind, '')})")
@@ -406,9 +427,11 @@ def print_report(result: dict[str, Any]) -> None:
         cells = " ".join(f"{run['ops'][op]['p95']:11.2f}" if op in run["ops"] else f"{'-':>11}" for op in OPS)
         print(f"  {run['sessions']:>8} {run['think_s']:>8} {run['throughput_rps']:>7}  {cells}")
     memory = result["load"]["memory"]
-    print(f"\nrelay memory: {memory['relay_rss_mib_baseline']} MiB with no session; "
-          f"+{memory['per_created_session_kib']} KiB per created session, "
-          f"+{memory['per_paused_session_kib']} KiB per launched-and-paused session ({memory['sessions']} each)")
+    print(
+        f"\nrelay memory: {memory['relay_rss_mib_baseline']} MiB with no session; "
+        f"+{memory['per_created_session_kib']} KiB per created session, "
+        f"+{memory['per_paused_session_kib']} KiB per launched-and-paused session ({memory['sessions']} each)"
+    )
     print("\ngoals")
     for item in result["goals"]:
         print(f"  [{'met' if item['met'] else 'MISSED':>6}] {item['goal']}: {item['measured']}")
@@ -420,8 +443,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--launches", type=int, default=20, help="launch samples per kind and mode")
     parser.add_argument("--sessions", type=int, default=50, help="the largest number of concurrent sessions")
     parser.add_argument("--load-cycles", type=int, default=6, help="cycles per session under load")
-    parser.add_argument("--think", type=float, nargs="*", default=[0.0, 0.1],
-                        help="pauses between a session's calls under load, seconds (0: back to back)")
+    parser.add_argument(
+        "--think",
+        type=float,
+        nargs="*",
+        default=[0.0, 0.1],
+        help="pauses between a session's calls under load, seconds (0: back to back)",
+    )
     parser.add_argument("--no-docker", action="store_true", help="skip container targets")
     parser.add_argument("--out", type=Path, default=None, help="JSON file (default bench/results/<timestamp>.json)")
     args = parser.parse_args(argv)
@@ -432,7 +460,9 @@ def main(argv: list[str] | None = None) -> int:
         "when": when,
         "command": "python -m bench " + " ".join(argv if argv is not None else sys.argv[1:]),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
-        "scenario": {}, "launch": {}, "skipped": {},
+        "scenario": {},
+        "launch": {},
+        "skipped": {},
     }
     docker_ok, why = (False, "--no-docker") if args.no_docker else docker_status()
     cleanup = Cleanup()
@@ -476,8 +506,15 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def containers(work: Path, cleanup: Cleanup, args: argparse.Namespace, *, warmup: int, result: dict[str, Any],
-               step: Callable[[str], None]) -> None:
+def containers(
+    work: Path,
+    cleanup: Cleanup,
+    args: argparse.Namespace,
+    *,
+    warmup: int,
+    result: dict[str, Any],
+    step: Callable[[str], None],
+) -> None:
     step("floor: tuned debugpy over DAP, container")
     cfloor = floor_container(work, cleanup, args.cycles, warmup)
     relay = Relay(work, cleanup, "docker", {"DEBUGRELAY_POOL_SIZE": "0", "DEBUGRELAY_DOCKER_POOL_SIZE": "1"})

@@ -7,7 +7,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,9 @@ class Relay:
         with self.log.open("wb") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "debugrelay.cli", "serve", "--port", str(self.port), *(args or [])],
-                env=full_env, stdout=log, stderr=subprocess.STDOUT,
+                env=full_env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
             )
         headers = {}
         if full_env.get("DEBUGRELAY_TOKEN"):
@@ -96,6 +98,34 @@ def ok(response: httpx.Response, status: int = 200) -> Any:
     return response.json()
 
 
+def until(check: Callable[[], Any], what: str, seconds: float = 30.0) -> Any:
+    """Poll ``check`` until it returns something truthy; fail after ``seconds`` (a bound, not a timing)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        result = check()
+        if result:
+            return result
+        time.sleep(0.05)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+def error_of(response: httpx.Response, status: int, code: str | None = None) -> dict[str, Any]:
+    """The error envelope of a failed call, checked for its shape (and its code when given)."""
+    assert response.status_code == status, response.text
+    err: dict[str, Any] = response.json()["error"]
+    assert set(err) == {"code", "message", "details", "hint"}, err
+    assert err["code"] and err["message"], err
+    if code is not None:
+        assert err["code"] == code, err
+    return err
+
+
+def output_text(api: httpx.Client, sid: str, stream: str | None = None) -> str:
+    """All output of a session so far, joined (optionally one stream only)."""
+    outputs = ok(api.get(f"/sessions/{sid}/output", params={"limit": 10000}))["outputs"]
+    return "".join(o["text"] for o in outputs if stream is None or o["type"] == stream)
+
+
 class Sessions:
     """Helpers for the common agent moves, each one HTTP call."""
 
@@ -109,7 +139,9 @@ class Sessions:
         return sid
 
     def bp(self, sid: str, path: str, line: int, **extra: Any) -> Any:
-        return ok(self.http.post(f"/sessions/{sid}/breakpoints", json={"source": {"path": path}, "line": line, **extra}))
+        return ok(
+            self.http.post(f"/sessions/{sid}/breakpoints", json={"source": {"path": path}, "line": line, **extra})
+        )
 
     def launch(self, sid: str, script: str, **extra: Any) -> Any:
         return ok(self.http.post(f"/sessions/{sid}/launch", json={"script": script, **extra}))

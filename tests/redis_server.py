@@ -38,9 +38,25 @@ class RedisServer:
     def start(self) -> None:
         log = (self.dir / "redis.log").open("ab")
         self.proc = subprocess.Popen(
-            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.dir),
-             "--appendonly", "yes", "--appendfsync", "always", "--save", "", "--daemonize", "no"],
-            stdout=log, stderr=subprocess.STDOUT,
+            [
+                self.binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                str(self.dir),
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+                "--save",
+                "",
+                "--daemonize",
+                "no",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
         log.close()
         client = self.client()
@@ -89,8 +105,10 @@ def kill_targets_of(client: redis.Redis, namespace: str) -> None:
             if target is not None:
                 kill_tree(target.proc.pid)
             adapter = described.get("adapter_pid")
-            is_adapter = isinstance(adapter, int) and psutil.pid_exists(adapter) and "debugpy" in " ".join(
-                psutil.Process(adapter).cmdline()
+            is_adapter = (
+                isinstance(adapter, int)
+                and psutil.pid_exists(adapter)
+                and "debugpy" in " ".join(psutil.Process(adapter).cmdline())
             )
             if is_adapter:
                 kill_tree(adapter)

@@ -45,7 +45,7 @@ class Settings(msgspec.Struct, kw_only=True):
 
     def public(self) -> dict[str, object]:
         """The settings as shown to clients: the token is never echoed."""
-        data = msgspec.to_builtins(self)
+        data: dict[str, object] = msgspec.to_builtins(self)
         data["token"] = "***" if self.token else None
         if self.redis_url:
             data["redis_url"] = _hide_password(self.redis_url)

@@ -16,9 +16,9 @@ def _docker() -> Any:
 
         client = docker.from_env()
         client.ping()
-        return client
     except Exception:
         return None
+    return client
 
 
 @pytest.fixture(scope="session")

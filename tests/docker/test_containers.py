@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import Relay, Sessions, line_of, ok, target
+from tests.conftest import Relay, Sessions, line_of, ok, output_text, target
 
 BASIC = target("basic.py")
 ASK = target("ask.py")
@@ -21,10 +21,6 @@ EXAMPLE_APP = str(Path(__file__).resolve().parents[2] / "docker" / "example_app"
 
 def managed(client: Any, session_id: str) -> list[Any]:
     return client.containers.list(all=True, filters={"label": f"debugrelay.session={session_id}"})
-
-
-def output_text(api: httpx.Client, sid: str) -> str:
-    return "".join(o["text"] for o in ok(api.get(f"/sessions/{sid}/output", params={"limit": 10000}))["outputs"])
 
 
 def test_breakpoints_frames_and_sources_speak_the_users_paths(
@@ -38,8 +34,12 @@ def test_breakpoints_frames_and_sources_speak_the_users_paths(
     assert status["location"] == {"file": BASIC, "line": line_of(BASIC, "add-body"), "function": "add"}
     frames = ok(api.get(f"/sessions/{sid}/stacktrace"))["frames"]
     assert [f["file"] for f in frames[:3]] == [BASIC] * 3
-    src = ok(api.get(f"/sessions/{sid}/source", params={"path": frames[0]["file"], "start": frames[0]["line"],
-                                                         "end": frames[0]["line"]}))
+    src = ok(
+        api.get(
+            f"/sessions/{sid}/source",
+            params={"path": frames[0]["file"], "start": frames[0]["line"], "end": frames[0]["line"]},
+        )
+    )
     assert "result = a + b" in src["content"]
     local = {v["name"]: v["value"] for v in ok(api.get(f"/sessions/{sid}/frames/0/variables"))["variables"]}
     assert local == {"a": "0", "b": "3"}
@@ -124,8 +124,11 @@ def example_app(docker_client: Any) -> Iterator[tuple[str, int]]:
     except Exception:
         pytest.skip("debugrelay/example-app is not built")
     container = docker_client.containers.run(
-        "debugrelay/example-app:latest", detach=True, ports={"5678/tcp": ("127.0.0.1", None)},
-        environment={"ORDER_INTERVAL": "0.05"}, labels={"debugrelay.test": "example"},
+        "debugrelay/example-app:latest",
+        detach=True,
+        ports={"5678/tcp": ("127.0.0.1", None)},
+        environment={"ORDER_INTERVAL": "0.05"},
+        labels={"debugrelay.test": "example"},
     )
     try:
         container.reload()
@@ -140,12 +143,20 @@ def test_attach_to_a_containerized_app_with_path_mappings_then_detach(
 ) -> None:
     container_id, port = example_app
     local_root = str(Path(EXAMPLE_APP).parent)
-    created = api.post("/sessions", json={"mode": "attach", "host": "127.0.0.1", "port": port,
-                                          "path_mappings": [{"local_root": local_root, "remote_root": "/app"}]})
+    created = api.post(
+        "/sessions",
+        json={
+            "mode": "attach",
+            "host": "127.0.0.1",
+            "port": port,
+            "path_mappings": [{"local_root": local_root, "remote_root": "/app"}],
+        },
+    )
     sid = ok(created, 201)["session_id"]
     sessions.created.append(sid)
-    line = next(n for n, text in enumerate(Path(EXAMPLE_APP).read_text().splitlines(), 1)
-                if "discount = DISCOUNTS.get" in text)
+    line = next(
+        n for n, text in enumerate(Path(EXAMPLE_APP).read_text().splitlines(), 1) if "discount = DISCOUNTS.get" in text
+    )
     assert sessions.bp(sid, EXAMPLE_APP, line)["verified"] is True
     status = sessions.wait(sid, timeout=60)
     assert status["status"] == "paused"
@@ -156,10 +167,14 @@ def test_attach_to_a_containerized_app_with_path_mappings_then_detach(
 
 def test_a_new_relay_removes_containers_of_sessions_that_are_gone(docker_client: Any, tmp_path: Path) -> None:
     orphan = docker_client.containers.create(
-        "debugrelay/target:latest", command=["sleep", "600"],
-        labels={"debugrelay.managed": "true", "debugrelay.session": "sess_gone",
-                "debugrelay.store": f"memory:{os.uname().nodename}-999999",
-                "debugrelay.instance": f"{os.uname().nodename}-999999"},
+        "debugrelay/target:latest",
+        command=["sleep", "600"],
+        labels={
+            "debugrelay.managed": "true",
+            "debugrelay.session": "sess_gone",
+            "debugrelay.store": f"memory:{os.uname().nodename}-999999",
+            "debugrelay.instance": f"{os.uname().nodename}-999999",
+        },
     )
     relay = Relay(tmp_path)
     try:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -10,21 +9,10 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import Relay, Sessions, line_of, ok, target
+from tests.conftest import Relay, Sessions, line_of, ok, target, until
 
 BASIC = target("basic.py")
 ASK = target("ask.py")
-
-
-def until(check: Any, what: str, seconds: float = 120.0) -> Any:
-    """Poll ``check`` until it returns something truthy; a bound on the wait, not a timing."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(0.1)
-    pytest.fail(f"timed out waiting for {what}")
 
 
 def docker_pool(api: httpx.Client) -> dict[str, Any]:
@@ -63,7 +51,7 @@ def test_the_next_launch_in_a_folder_gets_a_warm_container(docker_client: Any, p
         assert sessions.wait(first, timeout=60)["exit_code"] == 0
         assert "pooled" not in ok(api.get(f"/sessions/{first}"))["target"]
         assert docker_pool(api)["cold_starts"] == {"first_in_folder": 1}
-        until(lambda: warm_in(api, folder), "a warm container for the folder")
+        until(lambda: warm_in(api, folder), "a warm container for the folder", seconds=120)
 
         sid = sessions.create()
         sessions.bp(sid, BASIC, line_of(BASIC, "add-body"))
@@ -83,7 +71,7 @@ def test_the_next_launch_in_a_folder_gets_a_warm_container(docker_client: Any, p
             container.reload()
             return bool(container.name.startswith(f"debugrelay-{sid}-"))
 
-        until(renamed, "the container to be named after its session", 30)
+        until(renamed, "the container to be named after its session", seconds=30)
         ok(api.delete(f"/sessions/{sid}/breakpoints/bp_1"))
         ok(api.post(f"/sessions/{sid}/continue"))
         final = sessions.wait(sid, timeout=60)
@@ -103,7 +91,7 @@ def test_no_warm_container_outlives_the_relay(docker_client: Any, pooling: Relay
     sid = sessions.create()
     sessions.launch(sid, BASIC, launcher="docker")
     assert sessions.wait(sid, timeout=60)["status"] == "terminated"
-    until(lambda: warm_in(api, folder), "a warm container for the folder")
+    until(lambda: warm_in(api, folder), "a warm container for the folder", seconds=120)
     assert len(pooled_containers(docker_client, pooling)) == 1
     instance = ok(api.get("/config"))["instance_id"]
     pooling.stop()

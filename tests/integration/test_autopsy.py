@@ -22,9 +22,7 @@ LOCALS = target("ex_locals.py")
 OBJECTS = target("insp_objects.py")
 
 
-def stop_at_exception(
-    sessions: Sessions, script: str, mode: str = "uncaught", **launch: Any
-) -> tuple[str, Any]:
+def stop_at_exception(sessions: Sessions, script: str, mode: str = "uncaught", **launch: Any) -> tuple[str, Any]:
     sid = sessions.create()
     sessions.launch(sid, script, stop_on_exception=mode, **launch)
     status = sessions.wait(sid)
@@ -50,9 +48,7 @@ def by_name(variables: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 # -- User story 1: the full context in one call ---------------------------------------------------
 
 
-def test_chained_raise_gives_type_message_frames_locals_and_chain(
-    api: httpx.Client, sessions: Sessions
-) -> None:
+def test_chained_raise_gives_type_message_frames_locals_and_chain(api: httpx.Client, sessions: Sessions) -> None:
     sid, status = stop_at_exception(sessions, CHAIN)
     out = autopsy(api, sid)
 
@@ -152,7 +148,8 @@ def test_exception_group_members(api: httpx.Client, sessions: Sessions) -> None:
     assert nested["type"] == "builtins.ExceptionGroup"
     assert nested["members_total"] == 2
     assert [(m["type"], m["message"]) for m in nested["members"]] == [
-        ("builtins.KeyError", "'name'"), ("builtins.TypeError", "age must be int"),
+        ("builtins.KeyError", "'name'"),
+        ("builtins.TypeError", "age must be int"),
     ]
 
 

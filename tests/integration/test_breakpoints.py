@@ -3,14 +3,13 @@ gets wrong on its own, driven over HTTP against real debugpy targets the way an 
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.conftest import Sessions, line_of, ok, target
+from tests.conftest import Sessions, error_of, line_of, ok, output_text, target
 
 pytestmark = pytest.mark.integration
 Api = httpx.Client
@@ -25,26 +24,6 @@ HELPERS = target("pkg/helpers.py")
 
 
 # -- helpers ------------------------------------------------------------------------------------
-
-
-def error_of(response: httpx.Response, status: int, code: str) -> dict[str, Any]:
-    """The error envelope of a failed call, checked for its shape and code."""
-    assert response.status_code == status, response.text
-    err: dict[str, Any] = response.json()["error"]
-    assert set(err) == {"code", "message", "details", "hint"}, err
-    assert err["code"] == code, err
-    return err
-
-
-def until(check, what: str, seconds: float = 30.0):  # type: ignore[no-untyped-def]
-    """Poll ``check`` until it returns something truthy; fail after ``seconds`` (a bound, not a timing)."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(0.05)
-    pytest.fail(f"timed out waiting for {what}")
 
 
 def listed(api: Api, sid: str) -> dict[str, dict[str, Any]]:
@@ -68,11 +47,6 @@ def stops_until_end(api: Api, sessions: Sessions, sid: str, expression: str) -> 
         status = sessions.wait(sid)
     assert status["status"] == "terminated", status
     return seen
-
-
-def output_text(api: Api, sid: str, stream: str | None = None) -> str:
-    outputs = ok(api.get(f"/sessions/{sid}/output", params={"limit": 10000}))["outputs"]
-    return "".join(o["text"] for o in outputs if stream is None or o["type"] == stream)
 
 
 def line_bp(path: str, line: int, **extra: Any) -> dict[str, Any]:
@@ -148,8 +122,11 @@ def test_setting_the_same_breakpoint_twice_returns_the_first(api: Api, sessions:
     first = sessions.bp(sid, COUNTER, line)
     again = sessions.bp(sid, COUNTER, line)
     assert again["breakpoint_id"] == first["breakpoint_id"]
-    err = error_of(api.post(f"/sessions/{sid}/breakpoints", json=line_bp(COUNTER, line, condition="i > 3")),
-                   409, "breakpoint_exists")
+    err = error_of(
+        api.post(f"/sessions/{sid}/breakpoints", json=line_bp(COUNTER, line, condition="i > 3")),
+        409,
+        "breakpoint_exists",
+    )
     assert err["details"]["breakpoint_id"] == first["breakpoint_id"]
     assert len(listed(api, sid)) == 1
 
@@ -196,9 +173,7 @@ def test_def_and_decorator_lines_are_verified_with_a_note(api: Api, sessions: Se
         assert bp["suggestion"]["line"] == line_of(LINES, "first-body-line")
 
 
-def test_def_line_pauses_at_definition_and_the_body_line_on_the_call(
-    api: Api, sessions: Sessions
-) -> None:
+def test_def_line_pauses_at_definition_and_the_body_line_on_the_call(api: Api, sessions: Sessions) -> None:
     sid = sessions.create()
     sessions.bp(sid, LINES, line_of(LINES, "def-line"))
     sessions.bp(sid, LINES, line_of(LINES, "first-body-line"))
@@ -277,8 +252,22 @@ def test_expression_that_does_not_compile_is_invalid_condition(
         "just a string",
         [],
     ],
-    ids=["no-path", "relative", "directory", "no-line", "line-zero", "line-text", "unknown-field",
-         "function-and-line", "bad-function", "two-colons", "nul", "huge-line", "string", "empty-list"],
+    ids=[
+        "no-path",
+        "relative",
+        "directory",
+        "no-line",
+        "line-zero",
+        "line-text",
+        "unknown-field",
+        "function-and-line",
+        "bad-function",
+        "two-colons",
+        "nul",
+        "huge-line",
+        "string",
+        "empty-list",
+    ],
 )
 def test_bad_breakpoint_requests_are_400_with_the_envelope(api: Api, sessions: Sessions, body: Any) -> None:
     sid = sessions.create()
@@ -365,9 +354,7 @@ def test_missing_file_is_pending_and_verifies_and_hits_once_it_appears(
     assert status["location"] == {"file": str(later), "line": 2, "function": "<module>"}
 
 
-def test_missing_file_that_appears_with_too_few_lines_says_so(
-    api: Api, sessions: Sessions, tmp_path: Path
-) -> None:
+def test_missing_file_that_appears_with_too_few_lines_says_so(api: Api, sessions: Sessions, tmp_path: Path) -> None:
     later = tmp_path / "short.py"
     sid = sessions.create()
     bp = sessions.bp(sid, str(later), 40)
@@ -437,7 +424,9 @@ def test_ac_bp_5_removed_breakpoint_no_longer_pauses(api: Api, sessions: Session
     sessions.launch(sid, COUNTER)
     assert sessions.wait(sid)["breakpoint_ids"] == [bp["breakpoint_id"]]
     assert ok(api.delete(f"/sessions/{sid}/breakpoints/{bp['breakpoint_id']}")) == {
-        "deleted": True, "breakpoint_id": bp["breakpoint_id"]}
+        "deleted": True,
+        "breakpoint_id": bp["breakpoint_id"],
+    }
     ok(api.post(f"/sessions/{sid}/continue"))
     assert sessions.wait(sid)["status"] == "terminated"
     assert listed(api, sid) == {}
@@ -473,8 +462,7 @@ def test_disabled_breakpoint_can_be_enabled_while_paused(api: Api, sessions: Ses
 
 def test_logpoint_writes_to_output_and_does_not_pause(api: Api, sessions: Sessions) -> None:
     sid = sessions.create()
-    sessions.bp(sid, COUNTER, line_of(COUNTER, "step-body"), log_message="step {i} -> {i * 2}",
-                condition="i <= 3")
+    sessions.bp(sid, COUNTER, line_of(COUNTER, "step-body"), log_message="step {i} -> {i * 2}", condition="i <= 3")
     sessions.launch(sid, COUNTER)
     assert sessions.wait(sid)["status"] == "terminated"
     text = output_text(api, sid)
@@ -515,8 +503,12 @@ def test_logpoint_expression_that_raises_logs_the_error(api: Api, sessions: Sess
 
 @pytest.mark.parametrize(
     ("name", "marker"),
-    [("Point.__init__", "point-init"), ("step", "step-body"), ("Point.norm", "point-norm"),
-     ("bp_counter:Point.norm", "point-norm")],
+    [
+        ("Point.__init__", "point-init"),
+        ("step", "step-body"),
+        ("Point.norm", "point-norm"),
+        ("bp_counter:Point.norm", "point-norm"),
+    ],
 )
 def test_function_breakpoint_resolves_to_the_first_body_line_and_pauses(
     api: Api, sessions: Sessions, name: str, marker: str
@@ -595,16 +587,19 @@ def exception_stops(api: Api, sessions: Sessions, sid: str) -> list[tuple[str, i
     return seen
 
 
-def test_ac_bp_8_exception_breakpoint_pauses_on_the_type_and_its_subclasses(
-    api: Api, sessions: Sessions
-) -> None:
+def test_ac_bp_8_exception_breakpoint_pauses_on_the_type_and_its_subclasses(api: Api, sessions: Sessions) -> None:
     sid = sessions.create()
-    answer = ok(api.post(f"/sessions/{sid}/exception-breakpoints",
-                         json={"filters": ["raised"], "exception_types": ["KeyError"]}))
+    answer = ok(
+        api.post(
+            f"/sessions/{sid}/exception-breakpoints", json={"filters": ["raised"], "exception_types": ["KeyError"]}
+        )
+    )
     assert answer == {"filters": ["raised"], "exception_types": ["KeyError"]}
     sessions.launch(sid, EXCEPTIONS)
     assert exception_stops(api, sessions, sid) == [
-        ("MissingKey", line_of(EXCEPTIONS, "raise-missing")), ("KeyError", line_of(EXCEPTIONS, "raise-key"))]
+        ("MissingKey", line_of(EXCEPTIONS, "raise-missing")),
+        ("KeyError", line_of(EXCEPTIONS, "raise-key")),
+    ]
 
 
 def test_raised_exception_pauses_once_not_in_every_frame_it_passes(api: Api, sessions: Sessions) -> None:
@@ -625,7 +620,9 @@ def test_exception_breakpoint_on_a_class_of_the_script_itself(api: Api, sessions
     sid = sessions.create()
     ok(api.post(f"/sessions/{sid}/exception-breakpoints", json={"exception_types": ["AppError"]}))
     assert ok(api.get(f"/sessions/{sid}/exception-breakpoints")) == {
-        "filters": ["raised"], "exception_types": ["AppError"]}
+        "filters": ["raised"],
+        "exception_types": ["AppError"],
+    }
     sessions.launch(sid, EXCEPTIONS)
     assert exception_stops(api, sessions, sid) == [("RetryableError", line_of(EXCEPTIONS, "raise-retry"))]
 
@@ -635,8 +632,12 @@ def test_exception_types_set_while_running_take_effect(api: Api, sessions: Sessi
     sessions.bp(sid, EXCEPTIONS, line_of(EXCEPTIONS, "raise-value") - 1)
     sessions.launch(sid, EXCEPTIONS)
     assert sessions.wait(sid)["status"] == "paused"
-    ok(api.post(f"/sessions/{sid}/exception-breakpoints",
-                json={"filters": ["raised"], "exception_types": ["ValueError", "__main__.MissingKey"]}))
+    ok(
+        api.post(
+            f"/sessions/{sid}/exception-breakpoints",
+            json={"filters": ["raised"], "exception_types": ["ValueError", "__main__.MissingKey"]},
+        )
+    )
     ok(api.delete(f"/sessions/{sid}/breakpoints/{next(iter(listed(api, sid)))}"))
     ok(api.post(f"/sessions/{sid}/continue"))
     assert exception_stops(api, sessions, sid) == [
@@ -647,8 +648,11 @@ def test_exception_types_set_while_running_take_effect(api: Api, sessions: Sessi
 
 def test_uncaught_filter_with_a_non_matching_type_does_not_pause(api: Api, sessions: Sessions) -> None:
     sid = sessions.create()
-    ok(api.post(f"/sessions/{sid}/exception-breakpoints",
-                json={"filters": ["uncaught"], "exception_types": ["KeyError"]}))
+    ok(
+        api.post(
+            f"/sessions/{sid}/exception-breakpoints", json={"filters": ["uncaught"], "exception_types": ["KeyError"]}
+        )
+    )
     sessions.launch(sid, target("crash.py"))
     status = sessions.wait(sid)
     assert status["status"] == "terminated"
@@ -749,8 +753,9 @@ def test_profile_errors(api: Api, sessions: Sessions) -> None:
     error_of(api.post("/breakpoint-profiles", json=bad_name), 400, "invalid_request")
     bad_line = {"name": "bad", "breakpoints": [line_bp(COUNTER, 10_000)]}
     error_of(api.post("/breakpoint-profiles", json=bad_line), 400, "invalid_line")
-    error_of(api.post("/breakpoint-profiles", json={"name": "gone", "session_id": "sess_nope"}), 404,
-             "session_not_found")
+    error_of(
+        api.post("/breakpoint-profiles", json={"name": "gone", "session_id": "sess_nope"}), 404, "session_not_found"
+    )
     assert "bad" not in {p["name"] for p in ok(api.get("/breakpoint-profiles"))["profiles"]}
 
 

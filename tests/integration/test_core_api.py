@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +13,7 @@ import httpx
 import psutil
 import pytest
 
-from tests.conftest import Relay, Sessions, line_of, ok, target
+from tests.conftest import Relay, Sessions, error_of, line_of, ok, output_text, target, until
 
 pytestmark = pytest.mark.integration
 
@@ -22,29 +21,6 @@ BASIC = target("basic.py")
 LOOP = target("loop.py")
 OBJECTS = target("objects.py")
 MULTI = target("multi.py")
-
-
-def error_of(response: httpx.Response, status: int) -> dict[str, object]:
-    assert response.status_code == status, response.text
-    err: dict[str, object] = response.json()["error"]
-    assert err["code"] and err["message"] and "hint" in err and "details" in err
-    return err
-
-
-def until(check, what: str, seconds: float = 30.0):  # type: ignore[no-untyped-def]
-    """Poll ``check`` until it returns something truthy; fail after ``seconds`` (a bound, not a timing)."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(0.05)
-    pytest.fail(f"timed out waiting for {what}")
-
-
-def output_text(api: httpx.Client, sid: str, stream: str | None = None) -> str:
-    outputs = ok(api.get(f"/sessions/{sid}/output", params={"limit": 10000}))["outputs"]
-    return "".join(o["text"] for o in outputs if stream is None or o["type"] == stream)
 
 
 @pytest.fixture(scope="module")
@@ -107,9 +83,12 @@ def test_ac_sm_3_delete_terminates_the_target_and_its_process_tree(api: httpx.Cl
     sid, _ = sessions.start_at(LOOP, "loop-line")
     pid = ok(api.get(f"/sessions/{sid}"))["target"]["pid"]
     tree = [pid, *(c.pid for c in psutil.Process(pid).children(recursive=True))]
-    adapters = [p.pid for p in psutil.process_iter(["cmdline"])
-                if any("debugpy/adapter" in c for c in (p.info["cmdline"] or []))
-                and str(ok(api.get(f"/sessions/{sid}"))["target"]["port"]) in " ".join(p.info["cmdline"] or [])]
+    adapters = [
+        p.pid
+        for p in psutil.process_iter(["cmdline"])
+        if any("debugpy/adapter" in c for c in (p.info["cmdline"] or []))
+        and str(ok(api.get(f"/sessions/{sid}"))["target"]["port"]) in " ".join(p.info["cmdline"] or [])
+    ]
     ok(api.delete(f"/sessions/{sid}"))
     error_of(api.get(f"/sessions/{sid}"), 404)
     for p in [*tree, *adapters]:
@@ -379,12 +358,17 @@ def test_ac_si_3_objects_expand_through_references(api: httpx.Client, sessions: 
 def test_ac_si_4_evaluate_returns_result_and_type(api: httpx.Client, sessions: Sessions) -> None:
     sid, _ = sessions.start_at(OBJECTS, "inspect-here")
     assert ok(api.post(f"/sessions/{sid}/evaluate", json={"expression": "len(big)"})) == {
-        "result": "100000", "type": "int"}
-    assert ok(api.post(f"/sessions/{sid}/evaluate", json={"expression": "root.value", "context": "watch"}))[
-        "result"] == "'root'"
+        "result": "100000",
+        "type": "int",
+    }
+    assert (
+        ok(api.post(f"/sessions/{sid}/evaluate", json={"expression": "root.value", "context": "watch"}))["result"]
+        == "'root'"
+    )
     assert ok(api.post(f"/sessions/{sid}/evaluate", json={"expression": "count", "format": "hex"}))["result"] == "0xff"
-    assert ok(api.post(f"/sessions/{sid}/evaluate", json={"expression": "count > 1", "format": "hex"}))[
-        "result"] == "True"  # only integers are reformatted
+    assert (
+        ok(api.post(f"/sessions/{sid}/evaluate", json={"expression": "count > 1", "format": "hex"}))["result"] == "True"
+    )  # only integers are reformatted
 
 
 def test_ac_si_5_invalid_expression_is_a_clear_error(api: httpx.Client, sessions: Sessions) -> None:
@@ -417,8 +401,11 @@ def test_ac_si_7_circular_references_are_marked(api: httpx.Client, sessions: Ses
     child = ok(api.get(f"/sessions/{sid}/variables/{local['child']['variable_reference']}"))["items"]
     parent = next(c for c in child if c["name"] == "parent")
     assert "circular" not in parent  # the parent is not an ancestor of this view
-    children = next(c for c in ok(api.get(f"/sessions/{sid}/variables/{parent['variable_reference']}"))["items"]
-                    if c["name"] == "children")
+    children = next(
+        c
+        for c in ok(api.get(f"/sessions/{sid}/variables/{parent['variable_reference']}"))["items"]
+        if c["name"] == "children"
+    )
     first = ok(api.get(f"/sessions/{sid}/variables/{children['variable_reference']}"))["items"][0]
     assert first["circular"] is True
 
@@ -471,8 +458,9 @@ def test_ac_mf_3_step_into_follows_into_the_imported_module(api: httpx.Client, s
 def test_ac_mf_4_source_of_any_frame(api: httpx.Client, sessions: Sessions) -> None:
     sid, _ = sessions.start_at(BASIC, "add-body")
     frame = ok(api.get(f"/sessions/{sid}/stacktrace"))["frames"][1]
-    src = ok(api.get(f"/sessions/{sid}/source", params={"path": frame["file"], "start": frame["line"],
-                                                         "end": frame["line"]}))
+    src = ok(
+        api.get(f"/sessions/{sid}/source", params={"path": frame["file"], "start": frame["line"], "end": frame["line"]})
+    )
     assert "add(total, value)" in src["content"] and src["total_lines"] > 10
     assert error_of(api.get(f"/sessions/{sid}/source", params={"path": "/nope.py"}), 400)["code"] == "file_not_found"
 
@@ -526,8 +514,12 @@ def test_output_buffer_is_capped_and_says_so(tuned: Relay, tmp_path: Path) -> No
 
 
 def test_ac_eh_1_2_unknown_session_is_404_with_code_message_hint(api: httpx.Client) -> None:
-    for method, path in [("GET", "/sessions/sess_nope"), ("GET", "/sessions/sess_nope/status"),
-                         ("POST", "/sessions/sess_nope/continue"), ("DELETE", "/sessions/sess_nope")]:
+    for method, path in [
+        ("GET", "/sessions/sess_nope"),
+        ("GET", "/sessions/sess_nope/status"),
+        ("POST", "/sessions/sess_nope/continue"),
+        ("DELETE", "/sessions/sess_nope"),
+    ]:
         err = error_of(api.request(method, path), 404)
         assert err["code"] == "session_not_found" and "sess_nope" in str(err["message"])
 
@@ -538,7 +530,9 @@ def test_ac_eh_3_invalid_body_is_400_with_validation_errors(api: httpx.Client, s
     assert "args" in str(err["message"]) + str(err["details"])
     err = error_of(api.post(f"/sessions/{sid}/launch", json={"scirpt": BASIC}), 400)
     assert "scirpt" in str(err["message"]) + str(err["details"])
-    error_of(api.post(f"/sessions/{sid}/launch", content=b"{not json", headers={"content-type": "application/json"}), 400)
+    error_of(
+        api.post(f"/sessions/{sid}/launch", content=b"{not json", headers={"content-type": "application/json"}), 400
+    )
     error_of(api.post("/sessions", json={"timeout_minutes": -1}), 400)
     error_of(api.post(f"/sessions/{sid}/wait", json={"timeout": "soon"}), 400)
     assert ok(api.get(f"/sessions/{sid}/status"))["status"] == "created"
@@ -586,7 +580,11 @@ def test_ac_se_2_non_loopback_bind_needs_a_token_and_warns(tmp_path: Path) -> No
     env = {k: v for k, v in os.environ.items() if k != "DEBUGRELAY_TOKEN"}
     refused = subprocess.run(
         [sys.executable, "-m", "debugrelay.cli", "serve", "--host", "0.0.0.0", "--port", "1"],
-        env=env, capture_output=True, text=True, timeout=60,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert refused.returncode != 0 and "DEBUGRELAY_TOKEN" in refused.stderr
     guarded = Relay(tmp_path, env={"DEBUGRELAY_TOKEN": "s3cret-token"}, args=["--host", "0.0.0.0"])

@@ -114,9 +114,7 @@ def test_object_inspect_depth(api: httpx.Client, at_lookup: str) -> None:
     repo = {f["name"]: f for f in deep["fields"]}["repo"]
     conn = {f["name"]: f for f in repo["fields"]}["_conn"]
     dsn = {f["name"]: f for f in conn["fields"]}["dsn"]
-    assert dsn == {
-        "name": "dsn", "type": "str", "value": "'db://local/main'", "length": 15, "size": dsn["size"]
-    }
+    assert dsn == {"name": "dsn", "type": "str", "value": "'db://local/main'", "length": 15, "size": dsn["size"]}
     retries = {f["name"]: f for f in conn["fields"]}["retries"]
     assert retries["length"] == 3
     assert retries["expandable"] is True
@@ -135,9 +133,7 @@ def test_object_inspect_circular_references(api: httpx.Client, at_lookup: str) -
     out = ok(inspect(api, at_lookup, object_ref="root", depth=3))
     assert out["has_circular_ref"] is True
     fields = {f["name"]: f for f in out["fields"]}
-    assert fields["me"] == {
-        "name": "me", "type": "__main__.Node", "value": "<circular: root>", "circular": True
-    }
+    assert fields["me"] == {"name": "me", "type": "__main__.Node", "value": "<circular: root>", "circular": True}
     child = fields["children"]["items"][0]
     parent = {f["name"]: f for f in child["fields"]}["parent"]
     assert parent["circular"] is True

@@ -16,7 +16,6 @@ import pytest
 
 from debugrelay.launchers import kill_tree
 from tests.conftest import line_of, ok, target
-
 from tests.redis_server import Cluster, RedisServer, poll
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -34,8 +33,9 @@ def create(http: httpx.Client, **body: Any) -> str:
 
 
 def set_bp(http: httpx.Client, sid: str, **extra: Any) -> dict[str, Any]:
-    result: dict[str, Any] = ok(http.post(f"/sessions/{sid}/breakpoints",
-                                          json={"source": {"path": TICK}, "line": TICK_LINE, **extra}))
+    result: dict[str, Any] = ok(
+        http.post(f"/sessions/{sid}/breakpoints", json={"source": {"path": TICK}, "line": TICK_LINE, **extra})
+    )
     return result
 
 
@@ -252,13 +252,16 @@ def test_ac_pe_4_invalid_persistence_data_is_skipped(cluster: Cluster) -> None:
     ns = cluster.namespace
     store = cluster.redis()
     good = {"id": "sess_good", "name": "good", "status": "created", "created_at": 1.0, "last_activity": 4e9}
-    store.hset(f"{ns}:sessions", mapping={
-        "sess_good": json.dumps(good),
-        "sess_badjson": b"{not json",
-        "sess_wrongshape": json.dumps({"id": "sess_wrongshape", "status": "exploded"}),
-        "sess_foreign": json.dumps({**good, "id": "sess_somebody_else"}),
-        b"\xff\xfe": b"\x00binary",
-    })
+    store.hset(
+        f"{ns}:sessions",
+        mapping={
+            "sess_good": json.dumps(good),
+            "sess_badjson": b"{not json",
+            "sess_wrongshape": json.dumps({"id": "sess_wrongshape", "status": "exploded"}),
+            "sess_foreign": json.dumps({**good, "id": "sess_somebody_else"}),
+            b"\xff\xfe": b"\x00binary",
+        },
+    )
     store.set(f"{ns}:activity", "not a hash")
     store.set(f"{ns}:lease:sess_good", "garbage lease", px=60_000)
     store.hset(f"{ns}:output:sess_good", "not", "a stream")
@@ -396,8 +399,7 @@ def test_redis_restart_under_load(own_redis: tuple[RedisServer, Cluster]) -> Non
         assert relay.http.post("/sessions", json={}).status_code == 503
         assert ok(relay.http.get("/health"))["store_ok"] is False
         assert paused_at_tick(ok(relay.http.get(f"/sessions/{stopping}/status")))  # held in memory
-        poll(lambda: any(code == "store_unavailable" for _, code in load.answers),
-             what="load seeing the outage")
+        poll(lambda: any(code == "store_unavailable" for _, code in load.answers), what="load seeing the outage")
 
         server.start()  # same port, same dir: the append-only file brings the data back
         poll(lambda: relay.http.get("/sessions").status_code == 200, what="the relay using Redis again")
@@ -434,12 +436,17 @@ def test_export_import_and_clone(cluster: Cluster) -> None:
     assert doc["name"] == "original"
     assert doc["timeout_minutes"] == 5
     assert doc["mode"] == "launch"
-    assert doc["launch"] == {"script": TICK, "args": ["--fast"], "stop_on_entry": False,
-                             "stop_on_exception": False, "debug_subprocesses": False,
-                             "just_my_code": False, "writable": False, "pool": True}
-    assert doc["breakpoints"] == [
-        {"file": TICK, "line": TICK_LINE, "condition": "count % 3 == 0", "enabled": True}
-    ]
+    assert doc["launch"] == {
+        "script": TICK,
+        "args": ["--fast"],
+        "stop_on_entry": False,
+        "stop_on_exception": False,
+        "debug_subprocesses": False,
+        "just_my_code": False,
+        "writable": False,
+        "pool": True,
+    }
+    assert doc["breakpoints"] == [{"file": TICK, "line": TICK_LINE, "condition": "count % 3 == 0", "enabled": True}]
     assert doc["exception_filters"] == {"filters": ["uncaught"]}
 
     imported = ok(relay.http.post("/sessions/import", json=doc), 201)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import signal
-import time
 from pathlib import Path
 from typing import Any
 
@@ -12,11 +11,11 @@ import httpx
 import psutil
 import pytest
 
-from tests.conftest import Relay, Sessions, ok, target
+from tests.conftest import Relay, Sessions, ok, target, until
 
 pytestmark = pytest.mark.integration
 
-PROGRAM = '''\
+PROGRAM = """\
 import json, os, sys  # first-line
 import helper
 answer = input()
@@ -28,18 +27,7 @@ print(json.dumps({
 }))
 sys.stderr.write("to stderr\\n")
 sys.exit(3)
-'''
-
-
-def until(check: Any, what: str, seconds: float = 60.0) -> Any:
-    """Poll ``check`` until it returns something truthy; a bound on the wait, not a timing."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(0.05)
-    pytest.fail(f"timed out waiting for {what}")
+"""
 
 
 def pool(api: httpx.Client) -> dict[str, Any]:
@@ -59,8 +47,7 @@ def output_of(api: httpx.Client, sid: str) -> dict[str, str]:
 
 def pooled_processes(relay: Relay) -> list[psutil.Process]:
     """The relay's warm interpreters not handed out yet (children of the relay running the pool program)."""
-    return [p for p in psutil.Process(relay.proc.pid).children()
-            if "_debugrelay_pool" in " ".join(p.cmdline())]
+    return [p for p in psutil.Process(relay.proc.pid).children() if "_debugrelay_pool" in " ".join(p.cmdline())]
 
 
 @pytest.fixture
@@ -78,15 +65,22 @@ def program(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def warm(api: httpx.Client) -> httpx.Client:
-    until(lambda: full(api), "the pool to be full")
+    until(lambda: full(api), "the pool to be full", seconds=60)
     return api
 
 
 def run_program(api: httpx.Client, sessions: Sessions, script: Path, **launch: Any) -> tuple[dict[str, Any], str]:
     sid = sessions.create()
     bp = sessions.bp(sid, str(script), 1)
-    sessions.launch(sid, str(script), args=["one", "two words"], env={"POOL_TEST": "yes"}, cwd=str(script.parent),
-                    pythonpath=[str(script.parent.parent / "lib")], **launch)
+    sessions.launch(
+        sid,
+        str(script),
+        args=["one", "two words"],
+        env={"POOL_TEST": "yes"},
+        cwd=str(script.parent),
+        pythonpath=[str(script.parent.parent / "lib")],
+        **launch,
+    )
     paused = sessions.wait(sid)
     assert paused["status"] == "paused"
     assert paused["location"]["line"] == 1
@@ -142,7 +136,7 @@ def test_the_pool_refills_after_a_hand_out(warm: httpx.Client, sessions: Session
     sid = sessions.create()
     sessions.launch(sid, target("basic.py"))
     assert ok(warm.get(f"/sessions/{sid}"))["target"]["pooled"] is True
-    refilled = until(lambda: full(warm), "the pool to refill")
+    refilled = until(lambda: full(warm), "the pool to refill", seconds=60)
     assert refilled["started"] == before["started"] + 1
     assert refilled["handed_out"] == before["handed_out"] + 1
 
@@ -195,13 +189,16 @@ def test_pool_size_zero_disables_the_pool(tmp_path: Path) -> None:
 def test_no_pooled_process_outlives_the_relay(tmp_path: Path, how: str) -> None:
     relay = Relay(tmp_path, env={"DEBUGRELAY_POOL_SIZE": "3"})
     try:
-        until(lambda: full(relay.http), "the pool to be full")
+        until(lambda: full(relay.http), "the pool to be full", seconds=60)
         warm = pooled_processes(relay)
         assert len(warm) == 3
         ports = [p.cmdline()[p.cmdline().index("--listen") + 1].rsplit(":", 1)[1] for p in warm]
-        adapters = [p for p in psutil.process_iter(["cmdline"])
-                    if any("debugpy/adapter" in c for c in p.info["cmdline"] or [])
-                    and any(f"--port {port}" in " ".join(p.info["cmdline"]) for port in ports)]
+        adapters = [
+            p
+            for p in psutil.process_iter(["cmdline"])
+            if any("debugpy/adapter" in c for c in p.info["cmdline"] or [])
+            and any(f"--port {port}" in " ".join(p.info["cmdline"]) for port in ports)
+        ]
         assert len(adapters) == 3
         if how == "shutdown":
             relay.stop()

@@ -9,6 +9,7 @@ def deco(fn):
     @functools.wraps(fn)
     def inner(*args):
         return fn(*args)
+
     return inner
 
 
@@ -25,8 +26,7 @@ def decorated(x):  # def-line
         y -= 1
     # a comment  # comment-line
     total = (  # open-bracket
-        z
-        + y
+        z + y
     )  # closing-bracket
     return int(total)  # return-line
 

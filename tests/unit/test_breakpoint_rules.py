@@ -53,7 +53,8 @@ async def test_ac_pe_1_breakpoints_are_saved_when_set_changed_and_removed() -> N
     saved = await store.get_session(session.id)
     assert saved is not None
     assert [(b.id, b.file, b.line, b.condition, b.verified) for b in saved.breakpoints] == [
-        (bp.id, COUNTER, line_of(COUNTER, "step-body"), "i > 3", True)]
+        (bp.id, COUNTER, line_of(COUNTER, "step-body"), "i > 3", True)
+    ]
     await breakpoints.update(session, bp.id, BreakpointUpdate(enabled=False, hit_condition=">=2"))
     saved = await store.get_session(session.id)
     assert saved is not None
@@ -99,10 +100,17 @@ def test_ac_pe_4_invalid_saved_breakpoints_are_skipped_with_a_warning(caplog: Lo
     with caplog.at_level(logging.WARNING):
         reqs, skipped = breakpoints.requests_from_saved(saved_profile())
     assert [(r.file, r.line, r.function) for r in reqs] == [
-        (COUNTER, line_of(COUNTER, "step-body"), None), (None, None, "Point.norm")]
+        (COUNTER, line_of(COUNTER, "step-body"), None),
+        (None, None, "Point.norm"),
+    ]
     assert [s["index"] for s in skipped] == [1, 2, 3, 4, 6]
     assert [s["error"]["code"] for s in skipped] == [
-        "invalid_data", "invalid_line", "invalid_condition", "invalid_data", "invalid_request"]
+        "invalid_data",
+        "invalid_line",
+        "invalid_condition",
+        "invalid_data",
+        "invalid_request",
+    ]
     assert sum("skipping saved breakpoint" in r.message for r in caplog.records) == 5
 
 
@@ -127,8 +135,9 @@ def redis_url() -> Iterator[str]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    proc = subprocess.Popen([server, "--port", str(port), "--save", "", "--appendonly", "no"],
-                            stdout=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [server, "--port", str(port), "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL
+    )
     try:
         yield f"redis://127.0.0.1:{port}/0"
     finally:
@@ -159,8 +168,18 @@ async def test_ac_pe_4_unreadable_redis_profile_is_skipped(redis_url: str, caplo
 
 @pytest.mark.parametrize(
     ("given", "canonical"),
-    [("5", "5"), ("== 5", "== 5"), ("==5", "== 5"), (">= 5", ">= 5"), ("> 2", "> 2"), ("!= 3", "!= 3"),
-     ("% 5", "% 5"), ("% 5 == 0", "% 5"), ("%5==2", "% 5 == 2"), ("  7 ", "7")],
+    [
+        ("5", "5"),
+        ("== 5", "== 5"),
+        ("==5", "== 5"),
+        (">= 5", ">= 5"),
+        ("> 2", "> 2"),
+        ("!= 3", "!= 3"),
+        ("% 5", "% 5"),
+        ("% 5 == 0", "% 5"),
+        ("%5==2", "% 5 == 2"),
+        ("  7 ", "7"),
+    ],
 )
 def test_hit_conditions_are_understood(given: str, canonical: str) -> None:
     assert normalize_hit_condition(given) == canonical
@@ -174,8 +193,7 @@ def test_hit_conditions_that_cannot_work_are_refused(given: str) -> None:
 
 @pytest.mark.parametrize(
     ("hit_condition", "pauses"),
-    [("3", [3]), ("== 3", [3]), (">= 7", [7, 8, 9]), ("< 3", [1, 2]), ("% 4", [4, 8]),
-     ("% 4 == 1", [1, 5, 9])],
+    [("3", [3]), ("== 3", [3]), (">= 7", [7, 8, 9]), ("< 3", [1, 2]), ("% 4", [4, 8]), ("% 4 == 1", [1, 5, 9])],
 )
 def test_hit_test_counts_in_the_target(hit_condition: str, pauses: list[int]) -> None:
     """The expression sent to debugpy counts its own hits, so debugpy re-sends do not reset it."""
@@ -220,19 +238,31 @@ def test_log_messages_that_do_not_compile(message: str) -> None:
 
 @pytest.mark.parametrize(
     ("wanted", "matches"),
-    [("KeyError", True), ("builtins.KeyError", True), ("LookupError", True), ("MissingKey", True),
-     ("app.errors.MissingKey", True), ("errors.MissingKey", False), ("ValueError", False)],
+    [
+        ("KeyError", True),
+        ("builtins.KeyError", True),
+        ("LookupError", True),
+        ("MissingKey", True),
+        ("app.errors.MissingKey", True),
+        ("errors.MissingKey", False),
+        ("ValueError", False),
+    ],
 )
 def test_exception_type_names_match_the_class_or_a_base(wanted: str, matches: bool) -> None:
-    mro = [("app.errors", "MissingKey"), ("builtins", "KeyError"), ("builtins", "LookupError"),
-           ("builtins", "Exception"), ("builtins", "BaseException"), ("builtins", "object")]
+    mro = [
+        ("app.errors", "MissingKey"),
+        ("builtins", "KeyError"),
+        ("builtins", "LookupError"),
+        ("builtins", "Exception"),
+        ("builtins", "BaseException"),
+        ("builtins", "object"),
+    ]
     assert _type_matches(wanted, mro) is matches
 
 
 @pytest.mark.parametrize(
     "body",
-    [{"source": {"path": COUNTER}, "line": 5, "function": "step"}, {"function": ""}, 7, "x", [],
-     {"breakpoints": 3}],
+    [{"source": {"path": COUNTER}, "line": 5, "function": "step"}, {"function": ""}, 7, "x", [], {"breakpoints": 3}],
 )
 def test_bad_bodies_raise_relay_errors(body: object) -> None:
     with pytest.raises(RelayError) as caught:
@@ -242,9 +272,7 @@ def test_bad_bodies_raise_relay_errors(body: object) -> None:
 
 def test_a_list_error_names_the_item() -> None:
     with pytest.raises(InvalidCondition) as caught:
-        breakpoints.parse_requests(
-            [{"file": COUNTER, "line": 5}, {"file": COUNTER, "line": 5, "condition": "i >"}]
-        )
+        breakpoints.parse_requests([{"file": COUNTER, "line": 5}, {"file": COUNTER, "line": 5, "condition": "i >"}])
     assert caught.value.details["index"] == 1
     assert "none of the 2 was set" in caught.value.message
 
@@ -252,14 +280,27 @@ def test_a_list_error_names_the_item() -> None:
 def test_view_always_has_id_kind_verified_enabled_and_hit_count() -> None:
     bp = BreakpointRecord(id="bp_3", file=COUNTER, line=5, dap_id=7, internal=False)
     assert breakpoints.view(bp) == {
-        "breakpoint_id": "bp_3", "kind": "line", "verified": False, "enabled": True, "hit_count": 0,
-        "file": COUNTER, "line": 5,
+        "breakpoint_id": "bp_3",
+        "kind": "line",
+        "verified": False,
+        "enabled": True,
+        "hit_count": 0,
+        "file": COUNTER,
+        "line": 5,
     }
     assert msgspec.json.encode(breakpoints.view(bp))  # plain JSON
 
 
 def test_profile_entries_keep_only_what_was_asked(tmp_path: Path) -> None:
-    ran = BreakpointRecord(id="bp_9", file=COUNTER, line=5, verified=True, hit_count=3, dap_id=2,
-                           message="Verified, but never hit during the run.", condition="i > 1")
+    ran = BreakpointRecord(
+        id="bp_9",
+        file=COUNTER,
+        line=5,
+        verified=True,
+        hit_count=3,
+        dap_id=2,
+        message="Verified, but never hit during the run.",
+        condition="i > 1",
+    )
     entry = breakpoints.profile_entry(ran, 1)
     assert entry == BreakpointRecord(id="p1", file=COUNTER, line=5, condition="i > 1")

@@ -110,8 +110,9 @@ async def test_unanswered_request_times_out_and_the_connection_stays_usable(scri
     async def peer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await read_request(reader)  # never answered, as debugpy does with some requests
         later = await read_request(reader)
-        writer.write(msg(seq=1, type="response", request_seq=later["seq"], command="threads", success=True,
-                         body={"threads": []}))
+        writer.write(
+            msg(seq=1, type="response", request_seq=later["seq"], command="threads", success=True, body={"threads": []})
+        )
         await writer.drain()
         await reader.read()
 
@@ -125,8 +126,16 @@ async def test_unanswered_request_times_out_and_the_connection_stays_usable(scri
 async def test_failed_response_raises_with_debuggers_message(scripted_peer) -> None:
     async def peer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         req = await read_request(reader)
-        writer.write(msg(seq=1, type="response", request_seq=req["seq"], command="evaluate", success=False,
-                         message="NameError: name 'nope' is not defined"))
+        writer.write(
+            msg(
+                seq=1,
+                type="response",
+                request_seq=req["seq"],
+                command="evaluate",
+                success=False,
+                message="NameError: name 'nope' is not defined",
+            )
+        )
         await writer.drain()
         await reader.read()
 

@@ -156,12 +156,20 @@ def test_find_functions_unknown(name: str) -> None:
 def test_find_functions_in_a_package_module() -> None:
     found = find_functions("pkg.helpers:double", [TARGETS], [TARGETS])
     assert [(f.file, f.body_line) for f in found] == [
-        (target("pkg/helpers.py"), line_of(target("pkg/helpers.py"), "double-body"))]
+        (target("pkg/helpers.py"), line_of(target("pkg/helpers.py"), "double-body"))
+    ]
 
 
 def test_python_files_skips_virtualenvs_caches_and_hidden_folders(tmp_path: Path) -> None:
-    for rel in ("app/main.py", "app/sub/util.py", ".git/hook.py", "venv/lib/x.py", "app/__pycache__/c.py",
-                "node_modules/n.py", "README.md"):
+    for rel in (
+        "app/main.py",
+        "app/sub/util.py",
+        ".git/hook.py",
+        "venv/lib/x.py",
+        "app/__pycache__/c.py",
+        "node_modules/n.py",
+        "README.md",
+    ):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("def f():\n    return 1\n")
     (tmp_path / "venv" / "pyvenv.cfg").write_text("home = /usr\n")

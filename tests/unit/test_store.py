@@ -145,10 +145,15 @@ async def test_ac_pe_4_unreadable_and_foreign_records_are_skipped(
 ) -> None:
     await redis_store.save_session(record())
     client, key = redis_store.client, f"{redis_store.ns}:sessions"
-    await client.hset(key, mapping={  # type: ignore[misc]
-        "sess_json": b"{nope", "sess_shape": b'{"id": "sess_shape", "status": 7}',
-        "sess_x": b'{"id": "sess_y"}', b"\xff": b"{}",
-    })
+    await client.hset(
+        key,
+        mapping={  # type: ignore[misc]
+            "sess_json": b"{nope",
+            "sess_shape": b'{"id": "sess_shape", "status": 7}',
+            "sess_x": b'{"id": "sess_y"}',
+            b"\xff": b"{}",
+        },
+    )
     await client.set(f"{redis_store.ns}:lease:sess_a", b"not json", px=60_000)
     with caplog.at_level(logging.WARNING):
         listed = await redis_store.list_sessions()

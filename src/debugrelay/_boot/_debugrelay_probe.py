@@ -314,8 +314,7 @@ def frame_info():
         count = code.co_argcount + code.co_kwonlyargcount
         count += (1 if code.co_flags & 0x04 else 0) + (1 if code.co_flags & 0x08 else 0)
         return json.dumps(
-            {"id": id(frame), "args": list(code.co_varnames[:count]), "function": code.co_name,
-             "line": frame.f_lineno}
+            {"id": id(frame), "args": list(code.co_varnames[:count]), "function": code.co_name, "line": frame.f_lineno}
         )
     except Exception as exc:
         return json.dumps({"probe_error": f"{type(exc).__name__}: {exc}"})

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+
 from litestar import Litestar
 from litestar.config.app import AppConfig
 from litestar.datastructures import State
@@ -37,8 +38,12 @@ def build_launchers(settings: Settings) -> dict[str, Launcher]:
     from debugrelay.launchers.docker import DockerLauncher
 
     return {
-        "local": LocalLauncher(settings.state_dir, pool_size=settings.pool_size, launch_timeout=settings.launch_timeout,
-                               request_timeout=settings.request_timeout),
+        "local": LocalLauncher(
+            settings.state_dir,
+            pool_size=settings.pool_size,
+            launch_timeout=settings.launch_timeout,
+            request_timeout=settings.request_timeout,
+        ),
         "docker": DockerLauncher(settings, pool_size=settings.docker_pool_size),
     }
 
@@ -81,8 +86,15 @@ def create_app(settings: Settings | None = None, manager: SessionManager | None 
 
     return Litestar(
         route_handlers=[
-            SessionController, InspectionController, BreakpointController, ProfileController, ServerController,
-            AutopsyController, TransferController, ClusterController, PoolController,
+            SessionController,
+            InspectionController,
+            BreakpointController,
+            ProfileController,
+            ServerController,
+            AutopsyController,
+            TransferController,
+            ClusterController,
+            PoolController,
             mcp.handler,
         ],
         dependencies={

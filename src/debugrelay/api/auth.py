@@ -5,6 +5,7 @@ from __future__ import annotations
 import hmac
 from typing import Any
 
+from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Receive, Scope, Send
 
 from debugrelay.errors import Unauthorized
@@ -15,7 +16,7 @@ OPEN_PATHS = frozenset({"/health"})
 def token_middleware(token: str | None) -> Any:
     def factory(app: ASGIApp) -> ASGIApp:
         async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
-            if token and scope["type"] == "http" and scope["path"] not in OPEN_PATHS:
+            if token and scope["type"] == ScopeType.HTTP and scope["path"] not in OPEN_PATHS:
                 headers = dict(scope.get("headers") or [])
                 given = headers.get(b"authorization", b"").decode("latin-1")
                 scheme, _, value = given.partition(" ")

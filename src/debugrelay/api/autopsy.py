@@ -26,8 +26,12 @@ class AutopsyController(Controller):
 
     @get("/autopsy", summary="Everything about the exception the session is stopped at, in one call")
     async def autopsy(
-        self, manager: SessionManager, session_id: str, max_frames: int = 10,
-        include_variables_for_frames: int = 1, max_inner_depth: int = 5,
+        self,
+        manager: SessionManager,
+        session_id: str,
+        max_frames: int = 10,
+        include_variables_for_frames: int = 1,
+        max_inner_depth: int = 5,
     ) -> dict[str, Any]:
         session = manager.get(session_id)
         session.touch()
@@ -35,23 +39,34 @@ class AutopsyController(Controller):
 
     @get("/variables", summary="A frame's variables by scope, or the children of a path")
     async def variables(  # noqa: PLR0917 - query parameters
-        self, manager: SessionManager, session_id: str,
+        self,
+        manager: SessionManager,
+        session_id: str,
         which: Annotated[str, Parameter(query="scope", description="locals|arguments|globals|all")] = "all",
         frame_id: int = 0,
-        thread_id: int | None = None, expand: str | None = None, start: int = 0, count: int | None = None,
+        thread_id: int | None = None,
+        expand: str | None = None,
+        start: int = 0,
+        count: int | None = None,
     ) -> dict[str, Any]:
         return await frame_variables(
-            manager.get(session_id), scope=which, frame_index=frame_id, thread_id=thread_id,
-            expand=expand, start=start, count=count,
+            manager.get(session_id),
+            scope=which,
+            frame_index=frame_id,
+            thread_id=thread_id,
+            expand=expand,
+            start=start,
+            count=count,
         )
 
     @post("/object-inspect", status_code=200, summary="Walk one object: fields, sizes, cycles")
-    async def object_inspect(
-        self, manager: SessionManager, session_id: str, data: ObjectInspectBody
-    ) -> dict[str, Any]:
+    async def object_inspect(self, manager: SessionManager, session_id: str, data: ObjectInspectBody) -> dict[str, Any]:
         frame = data.frame_id if data.frame_id is not None else data.frame_index
         return await object_inspect(
-            manager.get(session_id), data.object_ref, depth=data.depth, frame_index=frame or 0,
+            manager.get(session_id),
+            data.object_ref,
+            depth=data.depth,
+            frame_index=frame or 0,
             thread_id=data.thread_id,
         )
 

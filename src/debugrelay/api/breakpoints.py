@@ -40,7 +40,8 @@ def _ended(status: str) -> bool:
 def _check_profile_name(name: str) -> None:
     if not _PROFILE_NAME.fullmatch(name):
         raise InvalidRequest(
-            f"'{name}' is not a profile name", details={"name": name},
+            f"'{name}' is not a profile name",
+            details={"name": name},
             hint="Use 1-100 letters, digits, '_', '-', '.' or '@'.",
         )
 
@@ -87,8 +88,11 @@ class BreakpointController(Controller):
             await breakpoints.remove(session, bp_id)
         return {"deleted": True, "breakpoint_id": bp_id}
 
-    @post("/exception-breakpoints", status_code=200,
-          summary="Pause on raised/uncaught exceptions, optionally only of given types (and subclasses)")
+    @post(
+        "/exception-breakpoints",
+        status_code=200,
+        summary="Pause on raised/uncaught exceptions, optionally only of given types (and subclasses)",
+    )
     async def exceptions(
         self, manager: SessionManager, session_id: str, data: ExceptionBreakpointsBody
     ) -> dict[str, Any]:
@@ -123,9 +127,11 @@ class ProfileController(Controller):
     @get("/", summary="Named breakpoint sets")
     async def list_profiles(self, manager: SessionManager) -> dict[str, Any]:
         profiles = await manager.store.list_profiles()
-        return {"profiles": [
-            {"name": n, "breakpoints": [_profile_view(b) for b in bps]} for n, bps in sorted(profiles.items())
-        ]}
+        return {
+            "profiles": [
+                {"name": n, "breakpoints": [_profile_view(b) for b in bps]} for n, bps in sorted(profiles.items())
+            ]
+        }
 
     @get("/{name:str}", summary="One named breakpoint set")
     async def get_profile(self, manager: SessionManager, name: str) -> dict[str, Any]:
@@ -154,7 +160,8 @@ class ProfileController(Controller):
 
 def _no_profile(name: str) -> NotFound:
     return NotFound(
-        f"no breakpoint profile '{name}' (or it could not be read)", details={"name": name},
+        f"no breakpoint profile '{name}' (or it could not be read)",
+        details={"name": name},
         hint="List profiles with GET /breakpoint-profiles.",
     )
 

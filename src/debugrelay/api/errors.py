@@ -38,7 +38,10 @@ def validation_handler(_: Request[Any, Any, Any], exc: ValidationException) -> R
     extra = exc.extra if isinstance(exc.extra, list | dict) else None
     detail = str(exc.detail or "invalid request body")
     return envelope(
-        400, "invalid_request", detail, {"errors": extra} if extra else {},
+        400,
+        "invalid_request",
+        detail,
+        {"errors": extra} if extra else {},
         "Fix the fields named in details.errors; see /schema for the expected shape.",
     )
 
@@ -52,7 +55,9 @@ def http_error_handler(_: Request[Any, Any, Any], exc: HTTPException) -> Respons
 def internal_error_handler(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     log.exception("unhandled error on %s %s", request.method, request.url.path)
     return envelope(
-        500, "internal_error", f"the relay failed: {exc.__class__.__name__}",
+        500,
+        "internal_error",
+        f"the relay failed: {exc.__class__.__name__}",
         {"path": request.url.path},
         "This is a relay bug, not your request; the session is intact. Retry, or report it with the relay log.",
     )

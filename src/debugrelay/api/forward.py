@@ -26,8 +26,18 @@ SERVED_BY = "x-debugrelay-served-by"
 MAX_HOPS = 2
 # a forwarded /wait may long-poll for up to 300 s (api.sessions.MAX_WAIT)
 TIMEOUT = httpx.Timeout(connect=2.0, read=330.0, write=30.0, pool=5.0)
-_HOP_BY_HOP = {b"connection", b"keep-alive", b"transfer-encoding", b"te", b"trailer", b"upgrade",
-               b"proxy-authorization", b"proxy-authenticate", b"host", b"content-length"}
+_HOP_BY_HOP = {
+    b"connection",
+    b"keep-alive",
+    b"transfer-encoding",
+    b"te",
+    b"trailer",
+    b"upgrade",
+    b"proxy-authorization",
+    b"proxy-authenticate",
+    b"host",
+    b"content-length",
+}
 _DROP_BACK = {"connection", "keep-alive", "transfer-encoding", "content-length", "content-encoding"}
 
 
@@ -69,7 +79,8 @@ def forward_middleware(app: ASGIApp) -> ASGIApp:
             return
         if hops >= MAX_HOPS:
             raise OwnerUnavailable(
-                f"session '{session_id}' is changing hands", details={"id": session_id, "retry_after": 1},
+                f"session '{session_id}' is changing hands",
+                details={"id": session_id, "retry_after": 1},
                 hint="Retry in a second.",
             )
         await _proxy(scope, receive, send, lease, hops + 1)
@@ -86,7 +97,8 @@ async def _proxy(scope: Scope, receive: Receive, send: Send, lease: Lease, hops:
             break
     headers = [
         (k.decode("latin-1"), v.decode("latin-1"))
-        for k, v in scope.get("headers") or [] if k.lower() not in _HOP_BY_HOP and k.lower() != HOPS.encode()
+        for k, v in scope.get("headers") or []
+        if k.lower() not in _HOP_BY_HOP and k.lower() != HOPS.encode()
     ]
     headers.append((HOPS, str(hops)))
     query = scope.get("query_string") or b""
@@ -106,8 +118,11 @@ async def _proxy(scope: Scope, receive: Receive, send: Send, lease: Lease, hops:
             f"forwarding to the owning relay ({lease.owner}) failed: {exc.__class__.__name__}",
             details={"owner": lease.owner, "url": lease.url},
         ) from exc
-    out = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response.headers.multi_items()
-           if k.lower() not in _DROP_BACK]
+    out = [
+        (k.encode("latin-1"), v.encode("latin-1"))
+        for k, v in response.headers.multi_items()
+        if k.lower() not in _DROP_BACK
+    ]
     content = response.content
     out += [(b"content-length", str(len(content)).encode()), (SERVED_BY.encode(), lease.owner.encode())]
     await send({"type": "http.response.start", "status": response.status_code, "headers": out})
@@ -127,8 +142,12 @@ class ClusterController(Controller):
     async def cluster(self, manager: SessionManager) -> dict[str, Any]:
         ownership = manager.ownership
         if ownership is None:
-            return {"store": manager.store.name, "durable": False, "replicas": [],
-                    "note": "sessions are kept in memory by this relay alone (set DEBUGRELAY_REDIS_URL)"}
+            return {
+                "store": manager.store.name,
+                "durable": False,
+                "replicas": [],
+                "note": "sessions are kept in memory by this relay alone (set DEBUGRELAY_REDIS_URL)",
+            }
         instances = await manager.store.list_instances()
         replicas = [{"instance_id": k, **v} for k, v in sorted(instances.items())]
         return {"store": manager.store.name, "durable": True, **ownership.info(), "replicas": replicas}

@@ -49,8 +49,12 @@ class InspectionController(Controller):
 
     @get("/stacktrace", summary="Call stack of a paused thread (frame ids are indexes, 0 = top)")
     async def stacktrace(
-        self, manager: SessionManager, session_id: str, thread_id: int | None = None,
-        start_frame: int = 0, max_frames: int = 20,
+        self,
+        manager: SessionManager,
+        session_id: str,
+        thread_id: int | None = None,
+        start_frame: int = 0,
+        max_frames: int = 20,
     ) -> dict[str, Any]:
         _page(start_frame, max_frames)
         return await manager.get(session_id).stacktrace(thread_id, start_frame, max_frames)
@@ -70,8 +74,14 @@ class InspectionController(Controller):
 
     @get("/frames/{frame_id:int}/variables", summary="Variables of a frame's first scope (Locals)")
     async def frame_variables(
-        self, manager: SessionManager, session_id: str, frame_id: int, thread_id: int | None = None,
-        start: int = 0, count: int | None = None,
+        self,
+        manager: SessionManager,
+        session_id: str,
+        frame_id: int,
+        *,
+        thread_id: int | None = None,
+        start: int = 0,
+        count: int | None = None,
     ) -> dict[str, Any]:
         _page(start, count)
         session = manager.get(session_id)
@@ -98,8 +108,9 @@ class InspectionController(Controller):
     @post("/evaluate", status_code=200, summary="Evaluate an expression in a frame (default: top frame)")
     async def evaluate(self, manager: SessionManager, session_id: str, data: EvaluateBody) -> dict[str, Any]:
         if data.context not in ("watch", "repl", "hover", "clipboard", "variables"):
-            raise InvalidRequest(f"unknown context '{data.context}'", details={"context": data.context},
-                                 hint="Use watch, repl or hover.")
+            raise InvalidRequest(
+                f"unknown context '{data.context}'", details={"context": data.context}, hint="Use watch, repl or hover."
+            )
         if data.format not in (None, "default", "hex", "binary"):
             raise InvalidRequest(f"unknown format '{data.format}'", hint="Use default, hex or binary.")
         frame = data.frame_id if data.frame_id is not None else data.frame_index
@@ -127,8 +138,11 @@ class InspectionController(Controller):
         manager.get(session_id)
         text = read_source(path)
         if text is None:
-            raise FileNotFound(f"cannot read '{path}'", details={"file": path},
-                               hint="Give a path from a stack frame's 'file'; the relay must be able to read it.")
+            raise FileNotFound(
+                f"cannot read '{path}'",
+                details={"file": path},
+                hint="Give a path from a stack frame's 'file'; the relay must be able to read it.",
+            )
         lines = text.splitlines()
         if start < 1:
             raise InvalidRequest("start must be >= 1", details={"start": start})

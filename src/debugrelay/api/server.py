@@ -17,10 +17,29 @@ from debugrelay.launchers.remote import debuggable_processes
 from debugrelay.sessions import SessionManager
 
 CAPABILITIES = [
-    "launch", "attach", "line_breakpoints", "conditional_breakpoints", "hit_count_breakpoints",
-    "logpoints", "function_breakpoints", "exception_breakpoints", "step", "pause", "wait",
-    "threads", "stacktrace", "scopes", "variables", "evaluate", "set_variable", "completions",
-    "source", "output", "stdin", "restart", "detach",
+    "launch",
+    "attach",
+    "line_breakpoints",
+    "conditional_breakpoints",
+    "hit_count_breakpoints",
+    "logpoints",
+    "function_breakpoints",
+    "exception_breakpoints",
+    "step",
+    "pause",
+    "wait",
+    "threads",
+    "stacktrace",
+    "scopes",
+    "variables",
+    "evaluate",
+    "set_variable",
+    "completions",
+    "source",
+    "output",
+    "stdin",
+    "restart",
+    "detach",
 ]
 
 
@@ -30,8 +49,12 @@ class ServerController(Controller):
     @get("/health", summary="Liveness and store reachability")
     async def health(self, manager: SessionManager) -> dict[str, Any]:
         store_ok = await manager.store.ping()
-        return {"status": "ok" if store_ok else "degraded", "store": manager.store.name,
-                "store_ok": store_ok, **manager.counts()}
+        return {
+            "status": "ok" if store_ok else "degraded",
+            "store": manager.store.name,
+            "store_ok": store_ok,
+            **manager.counts(),
+        }
 
     @get("/info", summary="Version and capabilities")
     async def info(self, manager: SessionManager) -> dict[str, Any]:
@@ -54,8 +77,11 @@ class ServerController(Controller):
     async def processes(self) -> dict[str, Any]:
         return {"processes": await asyncio.to_thread(debuggable_processes)}
 
-    @post("/shutdown", status_code=200,
-          summary="Stop the relay: targets end, or are left for the next relay when the store is durable")
+    @post(
+        "/shutdown",
+        status_code=200,
+        summary="Stop the relay: targets end, or are left for the next relay when the store is durable",
+    )
     async def shutdown(self, manager: SessionManager) -> dict[str, Any]:
         sessions = len(manager.sessions)
         kept = manager.ownership is not None and manager.ownership.keep_targets

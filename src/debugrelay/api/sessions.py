@@ -147,19 +147,27 @@ class SessionController(Controller):
         return out
 
     @post("/{session_id:str}/continue", status_code=200, summary="Resume until the next breakpoint or the end")
-    async def continue_(self, manager: SessionManager, session_id: str, request: Request[Any, Any, Any]) -> dict[str, Any]:
+    async def continue_(
+        self, manager: SessionManager, session_id: str, request: Request[Any, Any, Any]
+    ) -> dict[str, Any]:
         return await self._resume(manager, session_id, request, "continue", 0.0)
 
     @post("/{session_id:str}/step-over", status_code=200, summary="Run the current line; answers with the new location")
-    async def step_over(self, manager: SessionManager, session_id: str, request: Request[Any, Any, Any]) -> dict[str, Any]:
+    async def step_over(
+        self, manager: SessionManager, session_id: str, request: Request[Any, Any, Any]
+    ) -> dict[str, Any]:
         return await self._resume(manager, session_id, request, "step-over", STEP_WAIT)
 
     @post("/{session_id:str}/step-into", status_code=200, summary="Step into the call on the current line")
-    async def step_into(self, manager: SessionManager, session_id: str, request: Request[Any, Any, Any]) -> dict[str, Any]:
+    async def step_into(
+        self, manager: SessionManager, session_id: str, request: Request[Any, Any, Any]
+    ) -> dict[str, Any]:
         return await self._resume(manager, session_id, request, "step-into", STEP_WAIT)
 
     @post("/{session_id:str}/step-out", status_code=200, summary="Finish the current function; stop in its caller")
-    async def step_out(self, manager: SessionManager, session_id: str, request: Request[Any, Any, Any]) -> dict[str, Any]:
+    async def step_out(
+        self, manager: SessionManager, session_id: str, request: Request[Any, Any, Any]
+    ) -> dict[str, Any]:
         return await self._resume(manager, session_id, request, "step-out", STEP_WAIT)
 
     @post("/{session_id:str}/threads/{thread_id:int}/continue", status_code=200, summary="Resume one thread")
@@ -184,13 +192,20 @@ class SessionController(Controller):
         out = status_of(manager, session_id)
         if not done:
             out["timed_out"] = True
-        if body.include_autopsy and session.status == "paused" and session.record.stop and session.record.stop.exception:
+        if (
+            body.include_autopsy
+            and session.status == "paused"
+            and session.record.stop
+            and session.record.stop.exception
+        ):
             from debugrelay.inspect import autopsy
 
             out["autopsy"] = await autopsy(session)
         return out
 
-    @post("/{session_id:str}/restart", status_code=200, summary="Restart the program with the same launch and breakpoints")
+    @post(
+        "/{session_id:str}/restart", status_code=200, summary="Restart the program with the same launch and breakpoints"
+    )
     async def restart(self, manager: SessionManager, session_id: str) -> dict[str, Any]:
         session = manager.get(session_id)
         await session.restart()
@@ -210,7 +225,11 @@ class SessionController(Controller):
 
     @get("/{session_id:str}/output", summary="stdout/stderr since a cursor, paginated")
     async def output(
-        self, manager: SessionManager, session_id: str, since: str | None = None, limit: int = 200,
+        self,
+        manager: SessionManager,
+        session_id: str,
+        since: str | None = None,
+        limit: int = 200,
         stream: str | None = None,
     ) -> dict[str, Any]:
         if limit < 1 or limit > 10_000:

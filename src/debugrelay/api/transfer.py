@@ -37,5 +37,9 @@ class TransferController(Controller):
     ) -> dict[str, Any]:
         body = await optional_body(request, CloneBody) or CloneBody()
         session, report = await clone(manager, manager.get(session_id), name=body.name, start=body.start)
-        return {"session_id": session.id, "cloned_from": session_id,
-                **session_view(session, manager.expires_in(session)), **report}
+        return {
+            "session_id": session.id,
+            "cloned_from": session_id,
+            **session_view(session, manager.expires_in(session)),
+            **report,
+        }

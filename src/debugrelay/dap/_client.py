@@ -47,6 +47,7 @@ class DapClient:
         self._listeners: list[EventListener] = []
         self._waiters: list[tuple[str, Callable[[Any], bool] | None, asyncio.Future[Any]]] = []
         self._reverse: ReverseHandler | None = None
+        self._reverse_tasks: set[asyncio.Task[None]] = set()
         self.closed = asyncio.Event()
         self.close_reason: str = ""
         self._reader_task = asyncio.create_task(self._read_loop(), name=f"{name}-reader")
@@ -55,9 +56,7 @@ class DapClient:
     async def connect(
         cls, host: str, port: int, *, timeout: float = 5.0, request_timeout: float = 10.0, name: str = "dap"
     ) -> DapClient:
-        reader, writer = await asyncio.wait_for(
-            asyncio.open_connection(host, port, limit=1024 * 1024), timeout
-        )
+        reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port, limit=1024 * 1024), timeout)
         sock = writer.get_extra_info("socket")
         if sock is not None:
             with contextlib.suppress(OSError):
@@ -74,9 +73,7 @@ class DapClient:
         """Answer reverse requests (adapter → client) with ``handler``; refuse them otherwise."""
         self._reverse = handler
 
-    def expect_event(
-        self, event: str, predicate: Callable[[Any], bool] | None = None
-    ) -> asyncio.Future[Any]:
+    def expect_event(self, event: str, predicate: Callable[[Any], bool] | None = None) -> asyncio.Future[Any]:
         """A future for the next ``event`` matching ``predicate``; register before triggering it."""
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         if self.closed.is_set():
@@ -92,9 +89,7 @@ class DapClient:
         try:
             return await asyncio.wait_for(fut, timeout if timeout is not None else self.request_timeout)
         except TimeoutError as exc:
-            raise DebugpyTimeout(
-                f"no '{event}' event from the target in time", details={"operation": event}
-            ) from exc
+            raise DebugpyTimeout(f"no '{event}' event from the target in time", details={"operation": event}) from exc
         finally:
             self._drop_waiter(fut)
 
@@ -132,9 +127,7 @@ class DapClient:
                 hint="Retry; if the target is busy in native code, pause it or terminate the session.",
             ) from exc
         if not response.success:
-            raise DebugpyError(
-                response.message or f"'{command}' failed", details={"operation": command}
-            )
+            raise DebugpyError(response.message or f"'{command}' failed", details={"operation": command})
         return decode_body(response.body)
 
     def _forget(self, fut: asyncio.Future[Response]) -> None:
@@ -166,7 +159,9 @@ class DapClient:
                 elif isinstance(message, Event):
                     self._on_event(message)
                 else:
-                    asyncio.create_task(self._on_reverse(message))
+                    task = asyncio.create_task(self._on_reverse(message))
+                    self._reverse_tasks.add(task)
+                    task.add_done_callback(self._reverse_tasks.discard)
         except FramingError as exc:
             reason = exc.message
             log.warning("%s: %s", self.name, reason)

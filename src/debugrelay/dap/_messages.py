@@ -36,7 +36,8 @@ _encoder = msgspec.json.Encoder()
 
 
 def decode_message(data: bytes) -> Request | Response | Event:
-    return _decoder.decode(data)
+    message: Request | Response | Event = _decoder.decode(data)
+    return message
 
 
 def decode_body(raw: msgspec.Raw) -> Any:

@@ -37,9 +37,7 @@ CONTEXT_LINES = 2  # source lines shown either side of the line, for the frames 
 
 def _check(name: str, value: int, low: int, high: int) -> None:
     if not low <= value <= high:
-        raise InvalidRequest(
-            f"{name} must be between {low} and {high}", details={name: value, "min": low, "max": high}
-        )
+        raise InvalidRequest(f"{name} must be between {low} and {high}", details={name: value, "min": low, "max": high})
 
 
 async def autopsy(
@@ -69,10 +67,7 @@ async def autopsy(
     frames, total = await _real_frames(session, tid, max_frames)
     k = min(include_variables_for_frames, len(frames))
     sources = SourceCache()
-    views = [
-        frame_view(session, i, f, sources, CONTEXT_LINES if i < max(k, 1) else 0)
-        for i, f in enumerate(frames)
-    ]
+    views = [frame_view(session, i, f, sources, CONTEXT_LINES if i < max(k, 1) else 0) for i, f in enumerate(frames)]
     info = msgspec.to_builtins(stop.exception)
     exception: dict[str, Any] = {
         "type": info.get("type"),
@@ -187,8 +182,10 @@ async def _frame_bundle(session: Session, fid: int) -> dict[str, Any]:
     shown = local[:VARS_PER_FRAME]
     expandable = [v for v in [*arguments, *shown] if v.get("type") != "module"]
     await gather_limited(
-        [mark_failed_reprs(session, fid, [*arguments, *shown]),
-         *(expand_one_level(session, v, CHILDREN_PER_VAR) for v in expandable)],
+        [
+            mark_failed_reprs(session, fid, [*arguments, *shown]),
+            *(expand_one_level(session, v, CHILDREN_PER_VAR) for v in expandable),
+        ],
         limit=8,
     )
     out: dict[str, Any] = {}

@@ -73,8 +73,11 @@ async def _read_top(session: Session, frames: list[dict[str, Any]]) -> Read | No
 
     obj_id, values = await gather_limited([frame_object_id(), locals_values()])
     source = top.get("source") or {}
-    where = {"function": top.get("name"), "file": session.to_local(source.get("path")) or source.get("name"),
-             "line": top.get("line")}
+    where = {
+        "function": top.get("name"),
+        "file": session.to_local(source.get("path")) or source.get("name"),
+        "line": top.get("line"),
+    }
     key: Key = (where["file"], where["function"], len(real), obj_id)
     return key, where, values
 

@@ -55,8 +55,7 @@ async def mark_failed_reprs(session: Session, frame_id: int, variables: list[dic
     """Mark ``repr_error`` where debugpy fell back to ``<Class object at 0x..>`` because the class's own
     ``__repr__`` raised (it does not say so itself)."""
     suspects = [
-        v for v in variables
-        if _DEFAULT_REPR.match(str(v.get("value", ""))) and str(v.get("name", "")).isidentifier()
+        v for v in variables if _DEFAULT_REPR.match(str(v.get("value", ""))) and str(v.get("name", "")).isidentifier()
     ]
     if not suspects:
         return
@@ -152,9 +151,7 @@ async def frame_variables(
     page = items[start : start + count] if count is not None else items[start:]
     if scope != "globals":
         await mark_failed_reprs(session, fid, page)
-    out.update(
-        variables=[compact(v) for v in page], total=len(items), has_more=start + len(page) < len(items)
-    )
+    out.update(variables=[compact(v) for v in page], total=len(items), has_more=start + len(page) < len(items))
     return out
 
 
@@ -223,7 +220,10 @@ async def _expand_path(
         walked += f"[{token}]" if token[0].isdigit() or token[0] in "'\"" else f".{token}"
     ref = found.get("variable_reference") or 0
     out: dict[str, Any] = {
-        "frame_id": frame_index, "parent": path, "type": found.get("type"), "value": found.get("value")
+        "frame_id": frame_index,
+        "parent": path,
+        "type": found.get("type"),
+        "value": found.get("value"),
     }
     if not ref:
         out.update(variables=[], total=0, has_more=False)

@@ -60,8 +60,13 @@ class Target(abc.ABC):
 
     def describe(self) -> dict[str, Any]:
         """What a relay needs to find this target again (kept in the state store)."""
-        return {"kind": self.kind, "host": self.host, "port": self.port, "pid": self.pid,
-                "container_id": self.container_id}
+        return {
+            "kind": self.kind,
+            "host": self.host,
+            "port": self.port,
+            "pid": self.pid,
+            "container_id": self.container_id,
+        }
 
 
 class Launcher(abc.ABC):

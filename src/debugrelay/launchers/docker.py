@@ -67,8 +67,11 @@ def _boot_archive(with_debugpy: bool) -> bytes:
             tar.add(hook, arcname=f"{BOOT.lstrip('/')}/{hook.name}")
         if with_debugpy:
             package = Path(debugpy.__file__).resolve().parent
-            tar.add(package, arcname=f"{BOOT.lstrip('/')}/debugpy",
-                    filter=lambda info: None if "__pycache__" in info.name else info)
+            tar.add(
+                package,
+                arcname=f"{BOOT.lstrip('/')}/debugpy",
+                filter=lambda info: None if "__pycache__" in info.name else info,
+            )
     return buf.getvalue()
 
 
@@ -152,8 +155,9 @@ class DockerLauncher(Launcher):
         if pool_size > 0:
             from .pool import ContainerPool
 
-            self.pool = ContainerPool(self, pool_size, launch_timeout=settings.launch_timeout,
-                                      request_timeout=settings.request_timeout)
+            self.pool = ContainerPool(
+                self, pool_size, launch_timeout=settings.launch_timeout, request_timeout=settings.request_timeout
+            )
 
     def pool_status(self) -> dict[str, Any] | None:
         return self.pool.stats() if self.pool is not None else None
@@ -174,7 +178,7 @@ class DockerLauncher(Launcher):
             import docker
 
             try:
-                self._client = docker.from_env()
+                self._client = docker.from_env()  # type: ignore[attr-defined]
                 self._client.ping()
             except Exception as exc:
                 self._client = None
@@ -191,14 +195,21 @@ class DockerLauncher(Launcher):
     async def start(self, spec: LaunchRequest, *, session_id: str) -> Target:
         kwargs, mounts, with_debugpy = self._plan(spec, session_id)
         if self.pool is not None:
-            warm = await self.pool.acquire(spec, session_id=session_id, kwargs=kwargs, base_env=target_env({}, []),
-                                           mounts=mounts, with_debugpy=with_debugpy)
+            warm = await self.pool.acquire(
+                spec,
+                session_id=session_id,
+                kwargs=kwargs,
+                base_env=target_env({}, []),
+                mounts=mounts,
+                with_debugpy=with_debugpy,
+            )
             if warm is not None:
                 return warm
         target = await asyncio.to_thread(self._run, kwargs, mounts, with_debugpy)
         if self.pool is not None:
-            self.pool.keep_warm_for(spec, kwargs=kwargs, base_env=target_env({}, []), mounts=mounts,
-                                    with_debugpy=with_debugpy)
+            self.pool.keep_warm_for(
+                spec, kwargs=kwargs, base_env=target_env({}, []), mounts=mounts, with_debugpy=with_debugpy
+            )
         return target
 
     def _plan(self, spec: LaunchRequest, session_id: str) -> tuple[dict[str, Any], list[tuple[str, str]], bool]:
@@ -216,8 +227,9 @@ class DockerLauncher(Launcher):
             mounts.append((cwd, cwd))
         for local, remote in spec.mounts.items():
             if not os.path.isabs(local) or not os.path.isabs(remote):
-                raise InvalidRequest("mounts map absolute host paths to absolute container paths",
-                                     details={"mounts": spec.mounts})
+                raise InvalidRequest(
+                    "mounts map absolute host paths to absolute container paths", details={"mounts": spec.mounts}
+                )
             volumes[self._host_path(local)] = {"bind": remote, "mode": mode}
             mounts.append((local, remote))
         python = spec.python or ("python3" if own_image else "python")
@@ -231,8 +243,12 @@ class DockerLauncher(Launcher):
             "working_dir": cwd or "/",
             "environment": env,
             "volumes": volumes,
-            "labels": {LABEL: "true", "debugrelay.session": session_id,
-                       "debugrelay.instance": self.settings.instance_id, "debugrelay.store": self.store_id},
+            "labels": {
+                LABEL: "true",
+                "debugrelay.session": session_id,
+                "debugrelay.instance": self.settings.instance_id,
+                "debugrelay.store": self.store_id,
+            },
             "mem_limit": (limits.memory if limits and limits.memory else self.settings.docker_memory),
             "nano_cpus": int(1e9 * (limits.cpus if limits and limits.cpus else self.settings.docker_cpus)),
             "pids_limit": (limits.pids if limits and limits.pids else self.settings.docker_pids),
@@ -251,8 +267,13 @@ class DockerLauncher(Launcher):
             kwargs["ports"] = {f"{DEBUG_PORT}/tcp": ("127.0.0.1", None)}
         return kwargs, mounts, own_image
 
-    def _run(self, kwargs: dict[str, Any], mounts: list[tuple[str, str]], with_debugpy: bool,
-             kind: type[DockerTarget] = DockerTarget) -> DockerTarget:
+    def _run(
+        self,
+        kwargs: dict[str, Any],
+        mounts: list[tuple[str, str]],
+        with_debugpy: bool,
+        kind: type[DockerTarget] = DockerTarget,
+    ) -> DockerTarget:
         """Create and start the container ``kwargs`` describe (blocking: call it in a thread)."""
         client = self.client
         image = kwargs["image"]

@@ -78,6 +78,20 @@ def find_adapter(port: int) -> int | None:
     return None
 
 
+def log_tail(path: Path | str | None, max_bytes: int = 4096) -> str:
+    """The end of a target's log file ('' when there is none)."""
+    if not path:
+        return ""
+    try:
+        with Path(path).open("rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - max_bytes))
+            return fh.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
 class LocalTarget(Target):
     kind = "local"
 
@@ -127,21 +141,15 @@ class LocalTarget(Target):
             transport.close()
 
     def output_tail(self, max_bytes: int = 4096) -> str:
-        try:
-            with self.log_path.open("rb") as fh:
-                fh.seek(0, os.SEEK_END)
-                size = fh.tell()
-                fh.seek(max(0, size - max_bytes))
-                return fh.read().decode("utf-8", "replace")
-        except OSError:
-            return ""
+        return log_tail(self.log_path, max_bytes)
 
 
 class LocalLauncher(Launcher):
     name = "local"
 
-    def __init__(self, state_dir: str, *, pool_size: int = 0, launch_timeout: float = 20.0,
-                 request_timeout: float = 10.0) -> None:
+    def __init__(
+        self, state_dir: str, *, pool_size: int = 0, launch_timeout: float = 20.0, request_timeout: float = 10.0
+    ) -> None:
         self.state_dir = Path(state_dir)
         self.boot_dir = prepare_boot_dir(self.state_dir / "boot")
         self.log_dir = self.state_dir / "targets"
@@ -150,9 +158,15 @@ class LocalLauncher(Launcher):
         if pool_size > 0:
             from .pool import LocalPool
 
-            self.pool = LocalPool(python=sys.executable, boot_dir=self.boot_dir, log_dir=self.log_dir,
-                                  env=self._env({}, []), size=pool_size, launch_timeout=launch_timeout,
-                                  request_timeout=request_timeout)
+            self.pool = LocalPool(
+                python=sys.executable,
+                boot_dir=self.boot_dir,
+                log_dir=self.log_dir,
+                env=self._env({}, []),
+                size=pool_size,
+                launch_timeout=launch_timeout,
+                request_timeout=request_timeout,
+            )
 
     def _env(self, spec_env: dict[str, str], pythonpath: list[str]) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("DEBUGRELAY_")}

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ import psutil
 from debugrelay.errors import InvalidState
 
 from .base import Target
-from .local import find_adapter, kill_tree
+from .local import find_adapter, kill_tree, log_tail
 
 
 def _alive(proc: psutil.Process) -> bool:
@@ -33,9 +32,7 @@ class OrphanTarget(Target):
 
     kind = "local"
 
-    def __init__(
-        self, proc: psutil.Process, port: int, log_path: str | None, adapter_pid: int | None
-    ) -> None:
+    def __init__(self, proc: psutil.Process, port: int, log_path: str | None, adapter_pid: int | None) -> None:
         self.proc = proc
         self.host = "127.0.0.1"
         self.port = port
@@ -88,22 +85,11 @@ class OrphanTarget(Target):
         self.adapter_pid = find_adapter(self.port) or self.adapter_pid
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "adapter_pid": self.adapter_pid,
-                "log": str(self.log_path) if self.log_path else None}
+        return {
+            **super().describe(),
+            "adapter_pid": self.adapter_pid,
+            "log": str(self.log_path) if self.log_path else None,
+        }
 
     def output_tail(self, max_bytes: int = 4096) -> str:
         return log_tail(self.log_path, max_bytes)
-
-
-def log_tail(path: Path | str | None, max_bytes: int = 4096) -> str:
-    """The end of a target's log file ('' when there is none)."""
-    if not path:
-        return ""
-    try:
-        with Path(path).open("rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            fh.seek(max(0, size - max_bytes))
-            return fh.read().decode("utf-8", "replace")
-    except OSError:
-        return ""

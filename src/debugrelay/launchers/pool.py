@@ -292,8 +292,15 @@ class LocalPool:
     KEY = "local"
 
     def __init__(
-        self, *, python: str, boot_dir: Path, log_dir: Path, env: dict[str, str], size: int,
-        launch_timeout: float = 20.0, request_timeout: float = 10.0,
+        self,
+        *,
+        python: str,
+        boot_dir: Path,
+        log_dir: Path,
+        env: dict[str, str],
+        size: int,
+        launch_timeout: float = 20.0,
+        request_timeout: float = 10.0,
     ) -> None:
         self.python = python
         self.boot_dir = boot_dir
@@ -333,16 +340,29 @@ class LocalPool:
         with log_path.open("wb") as out:
             proc = await _started(
                 asyncio.create_subprocess_exec(
-                    self.python, "-m", POOL_MODULE, "--listen", f"127.0.0.1:{port}", *POOL_MARK,
-                    cwd=str(self.log_dir), env=self.env, stdin=asyncio.subprocess.PIPE, stdout=out, stderr=out,
+                    self.python,
+                    "-m",
+                    POOL_MODULE,
+                    "--listen",
+                    f"127.0.0.1:{port}",
+                    *POOL_MARK,
+                    cwd=str(self.log_dir),
+                    env=self.env,
+                    stdin=asyncio.subprocess.PIPE,
+                    stdout=out,
+                    stderr=out,
                     start_new_session=True,  # like a cold target; it exits by itself when our stdin pipe closes
                 ),
                 lambda p: _end_process(p, port),
             )
         try:
             client = await connect_initialized(
-                "127.0.0.1", port, ended=lambda: proc.returncode is not None, within=self.launch_timeout,
-                request_timeout=self.request_timeout, name=f"dap-pool-{proc.pid}",
+                "127.0.0.1",
+                port,
+                ended=lambda: proc.returncode is not None,
+                within=self.launch_timeout,
+                request_timeout=self.request_timeout,
+                name=f"dap-pool-{proc.pid}",
             )
         except BaseException:
             await _end_process(proc, port)
@@ -420,8 +440,9 @@ class PooledDockerTarget(DockerTarget):
 class ContainerPool:
     """Warm containers per key (image, interpreter, folder and mounts, limits, ...): see the module doc."""
 
-    def __init__(self, launcher: DockerLauncher, size: int, *, launch_timeout: float = 20.0,
-                 request_timeout: float = 10.0) -> None:
+    def __init__(
+        self, launcher: DockerLauncher, size: int, *, launch_timeout: float = 20.0, request_timeout: float = 10.0
+    ) -> None:
         self.launcher = launcher
         self.launch_timeout = launch_timeout
         self.request_timeout = request_timeout
@@ -438,8 +459,14 @@ class ContainerPool:
         return json.dumps(fixed, sort_keys=True, default=str)
 
     async def acquire(
-        self, spec: LaunchRequest, *, session_id: str, kwargs: dict[str, Any], base_env: dict[str, str],
-        mounts: list[tuple[str, str]], with_debugpy: bool,
+        self,
+        spec: LaunchRequest,
+        *,
+        session_id: str,
+        kwargs: dict[str, Any],
+        base_env: dict[str, str],
+        mounts: list[tuple[str, str]],
+        with_debugpy: bool,
     ) -> PooledDockerTarget | None:
         """A warm container now running ``spec``, or None (with the reason counted) for a cold start."""
         reason = cold_reason(spec, base_env, kwargs["environment"])
@@ -454,8 +481,13 @@ class ContainerPool:
         return target
 
     def keep_warm_for(
-        self, spec: LaunchRequest, *, kwargs: dict[str, Any], base_env: dict[str, str],
-        mounts: list[tuple[str, str]], with_debugpy: bool,
+        self,
+        spec: LaunchRequest,
+        *,
+        kwargs: dict[str, Any],
+        base_env: dict[str, str],
+        mounts: list[tuple[str, str]],
+        with_debugpy: bool,
     ) -> None:
         """After a cold launch: keep containers like its one warm, if its launches can be pooled."""
         if cold_reason(spec, base_env, kwargs["environment"]) is not None:
@@ -463,8 +495,15 @@ class ContainerPool:
         python = kwargs["command"][0]
         pooled = {
             **kwargs,
-            "command": [python, "-Xfrozen_modules=off", "-m", POOL_MODULE, "--listen", f"0.0.0.0:{DEBUG_PORT}",
-                        *POOL_MARK],
+            "command": [
+                python,
+                "-Xfrozen_modules=off",
+                "-m",
+                POOL_MODULE,
+                "--listen",
+                f"0.0.0.0:{DEBUG_PORT}",
+                *POOL_MARK,
+            ],
             "environment": base_env,
             "labels": {**kwargs["labels"], "debugrelay.session": "pool", "debugrelay.pool": "true"},
         }
@@ -483,8 +522,12 @@ class ContainerPool:
         try:
             await asyncio.to_thread(target.attach_stdin)
             target.client = await connect_initialized(
-                target.host, target.port, ended=lambda: target.poll() is not None, within=self.launch_timeout,
-                request_timeout=self.request_timeout, name=f"dap-pool-{target.container.short_id}",
+                target.host,
+                target.port,
+                ended=lambda: target.poll() is not None,
+                within=self.launch_timeout,
+                request_timeout=self.request_timeout,
+                name=f"dap-pool-{target.container.short_id}",
             )
         except BaseException:
             await asyncio.shield(target.terminate())

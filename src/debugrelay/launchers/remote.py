@@ -98,8 +98,15 @@ async def inject(pid: int) -> int:
     """Inject debugpy into a running process (needs ptrace rights and gdb) and return its port."""
     port = free_port()
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "debugpy", "--listen", f"127.0.0.1:{port}", "--pid", str(pid),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        sys.executable,
+        "-m",
+        "debugpy",
+        "--listen",
+        f"127.0.0.1:{port}",
+        "--pid",
+        str(pid),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
     )
     try:
         out, _ = await asyncio.wait_for(proc.communicate(), 30)

@@ -186,7 +186,10 @@ class LocalBackend(Backend):
 
     async def list_sessions(self) -> list[dict[str, Any]]:
         mgr = self.manager
-        return [{"session_id": s.id, "name": s.record.name, **status_view(s, mgr.expires_in(s))} for s in mgr.list()]
+        return [
+            {"session_id": s.id, "name": s.record.name, **status_view(s, mgr.expires_in(s))}
+            for s in await mgr.list_all()
+        ]
 
     async def create_session(self, name: str | None = None) -> dict[str, Any]:
         session = await self.manager.create(name=name)

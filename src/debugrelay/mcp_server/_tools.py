@@ -327,7 +327,7 @@ class DebugTools:
                 "restarts it), else a new session."
             ),
         ] = None,
-        timeout: ContinueTimeout = 30.0,  # noqa: ASYNC109 - the tool's own parameter
+        timeout: ContinueTimeout = 30.0,
         locals: WithLocals = True,
     ) -> dict[str, Any]:
         """Start a Python program under the debugger and wait for its first stop.
@@ -493,7 +493,7 @@ class DebugTools:
         *,
         session_id: SessionId = None,
         thread_id: ThreadId = None,
-        timeout: ContinueTimeout = 30.0,  # noqa: ASYNC109 - the tool's own parameter
+        timeout: ContinueTimeout = 30.0,
         locals: WithLocals = True,
     ) -> dict[str, Any]:
         """Resume the paused program and wait for the next breakpoint, exception or the end."""
@@ -507,7 +507,7 @@ class DebugTools:
         *,
         session_id: SessionId = None,
         thread_id: ThreadId = None,
-        timeout: StepTimeout = 10.0,  # noqa: ASYNC109 - the tool's own parameter
+        timeout: StepTimeout = 10.0,
         locals: WithLocals = True,
     ) -> dict[str, Any]:
         """Run the current line (calls included) and pause on the next line of this function."""
@@ -521,7 +521,7 @@ class DebugTools:
         *,
         session_id: SessionId = None,
         thread_id: ThreadId = None,
-        timeout: StepTimeout = 10.0,  # noqa: ASYNC109 - the tool's own parameter
+        timeout: StepTimeout = 10.0,
         locals: WithLocals = True,
     ) -> dict[str, Any]:
         """Step into the function called on the current line and pause at its first line."""
@@ -535,7 +535,7 @@ class DebugTools:
         *,
         session_id: SessionId = None,
         thread_id: ThreadId = None,
-        timeout: StepTimeout = 10.0,  # noqa: ASYNC109 - the tool's own parameter
+        timeout: StepTimeout = 10.0,
         locals: WithLocals = True,
     ) -> dict[str, Any]:
         """Finish the current function and pause in its caller (the return value shows in locals)."""
@@ -548,7 +548,7 @@ class DebugTools:
         self,
         *,
         session_id: SessionId = None,
-        timeout: StepTimeout = 10.0,  # noqa: ASYNC109 - the tool's own parameter
+        timeout: StepTimeout = 10.0,
         locals: WithLocals = True,
     ) -> dict[str, Any]:
         """Pause a running program wherever it is (e.g. one that hangs or loops) and report where."""
@@ -563,7 +563,7 @@ class DebugTools:
         self,
         *,
         session_id: SessionId = None,
-        timeout: ContinueTimeout = 30.0,  # noqa: ASYNC109 - the tool's own parameter
+        timeout: ContinueTimeout = 30.0,
         include_autopsy: Annotated[
             bool, Field(description="When the stop is an exception, include exception_autopsy's answer.")
         ] = False,

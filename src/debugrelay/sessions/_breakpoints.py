@@ -52,9 +52,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 NEVER_HIT = "Verified, but never hit during the run."
-PENDING_FILE = (
-    "Source file not found. Breakpoint pending: it is verified and set as soon as the file appears."
-)
+PENDING_FILE = "Source file not found. Breakpoint pending: it is verified and set as soon as the file appears."
 PENDING_FUNCTION = (
     "Resolved when the program is launched: the relay looks the name up in the launched script, "
     "its folder, the working directory and PYTHONPATH."
@@ -76,9 +74,7 @@ _SYNC_NOTES = ("Shares line", "debugpy moved")
 
 class BreakpointExists(InvalidState):
     code = "breakpoint_exists"
-    default_hint = (
-        "Change the existing breakpoint with PATCH /sessions/{id}/breakpoints/{bp_id}, or delete it first."
-    )
+    default_hint = "Change the existing breakpoint with PATCH /sessions/{id}/breakpoints/{bp_id}, or delete it first."
 
 
 class SourceRef(Input):
@@ -159,9 +155,7 @@ def prepare_launch(spec: LaunchRequest) -> str | None:
     return script
 
 
-def entry_breakpoint(
-    record: SessionRecord, spec: LaunchRequest, script: str | None
-) -> BreakpointRecord | None:
+def entry_breakpoint(record: SessionRecord, spec: LaunchRequest, script: str | None) -> BreakpointRecord | None:
     """An internal breakpoint on the first line that runs, for ``stop_on_entry``."""
     if script is None:
         return None
@@ -196,9 +190,7 @@ def _compile_expression(text: str, what: str) -> str:
             details={what: text, "error": f"SyntaxError: {exc.msg}", "offset": exc.offset},
         ) from None
     except ValueError as exc:  # e.g. a NUL byte
-        raise InvalidCondition(
-            f"{what} does not compile: {exc}", details={what: text, "error": str(exc)}
-        ) from None
+        raise InvalidCondition(f"{what} does not compile: {exc}", details={what: text, "error": str(exc)}) from None
     return ast.unparse(tree)
 
 
@@ -214,13 +206,12 @@ def _check_log_message(message: str) -> None:
             end = message.find("}", i)
             if end < 0:
                 raise InvalidCondition(
-                    "log_message has an unclosed '{'", details={"log_message": message, "offset": i},
+                    "log_message has an unclosed '{'",
+                    details={"log_message": message, "offset": i},
                     hint="Write {expression} to interpolate a value, {{ and }} for literal braces.",
                 )
             if not message[i + 1 : end].strip():
-                raise InvalidCondition(
-                    "log_message has an empty '{}'", details={"log_message": message, "offset": i}
-                )
+                raise InvalidCondition("log_message has an empty '{}'", details={"log_message": message, "offset": i})
             _compile_expression(message[i + 1 : end], "log_message")
             i = end + 1
         elif ch == "}" and i + 1 < n and message[i + 1] == "}":
@@ -240,14 +231,16 @@ def _parse_hit_condition(text: str) -> tuple[str, int, int]:
     if simple:
         op, number = simple.group(1) or "==", int(simple.group(2))
         if (op in ("==", "<=") and number == 0) or (op == "<" and number <= 1):
-            raise InvalidCondition(f"hit_condition '{text}' can never be true (hits count from 1)",
-                                   details={"hit_condition": text})
+            raise InvalidCondition(
+                f"hit_condition '{text}' can never be true (hits count from 1)", details={"hit_condition": text}
+            )
         return op, number, 0
     if modulo:
         number, rest = int(modulo.group(1)), int(modulo.group(2) or 0)
         if number == 0 or rest >= number:
             raise InvalidCondition(
-                f"hit_condition '{text}' can never be true", details={"hit_condition": text},
+                f"hit_condition '{text}' can never be true",
+                details={"hit_condition": text},
                 hint="Use '% N' or '% N == R' with 0 <= R < N.",
             )
         return "%", number, rest
@@ -292,14 +285,13 @@ def validate_request(req: BreakpointRequest) -> BreakpointRequest:
         if req.line is None:
             raise InvalidRequest("a line breakpoint needs 'line'", details={"file": path})
         if not 1 <= req.line <= MAX_LINE:
-            raise InvalidLine(
-                f"line {req.line} is not a line number", details={"file": path, "line": req.line}
-            )
+            raise InvalidLine(f"line {req.line} is not a line number", details={"file": path, "line": req.line})
         if "\0" in path:
             raise InvalidRequest("the path contains a NUL character", details={"file": path})
         if not os.path.isabs(path):
             raise InvalidRequest(
-                f"breakpoint path '{path}' is not absolute", details={"file": path},
+                f"breakpoint path '{path}' is not absolute",
+                details={"file": path},
                 hint="Give the absolute path of the source file.",
             )
         if os.path.isdir(path):
@@ -358,7 +350,7 @@ def verify_locally(bp: BreakpointRecord) -> None:
             bp.message = (
                 f"Line {bp.line} runs when '{fn.qualname}' is defined (e.g. at import), "
                 "not each time it is called. "
-                f"To stop on every call use line {fn.body_line} or {{\"function\": \"{fn.qualname}\"}}."
+                f'To stop on every call use line {fn.body_line} or {{"function": "{fn.qualname}"}}.'
             )
             bp.suggestion = _suggestion(info, fn.body_line)
         return
@@ -463,8 +455,9 @@ def _new_id(record: SessionRecord) -> str:
 def parse_requests(body: Any) -> tuple[list[BreakpointRequest], bool]:
     """Accept one breakpoint, a list, or {"breakpoints": [...]}; return (requests, was_many)."""
     if not isinstance(body, list | dict):
-        raise InvalidRequest("a breakpoint must be a JSON object, or a list of them",
-                             hint='Send {"source": {"path": ...}, "line": N}.')
+        raise InvalidRequest(
+            "a breakpoint must be a JSON object, or a list of them", hint='Send {"source": {"path": ...}, "line": N}.'
+        )
     many = isinstance(body, list) or "breakpoints" in body
     items = body if isinstance(body, list) else body.get("breakpoints") if many else [body]
     if not isinstance(items, list) or not items:
@@ -522,8 +515,7 @@ def _same_place(existing: list[BreakpointRecord], bp: BreakpointRecord) -> Break
 def _conflict(existing: BreakpointRecord, bp: BreakpointRecord) -> BreakpointExists:
     where = f"{bp.file}:{bp.line}" if bp.kind == "line" else f"function '{bp.function}'"
     return BreakpointExists(
-        f"{existing.id or 'another breakpoint in this request'} is already set at {where} "
-        "with other settings",
+        f"{existing.id or 'another breakpoint in this request'} is already set at {where} with other settings",
         details={"breakpoint_id": existing.id, "file": bp.file, "line": bp.line, "function": bp.function},
     )
 
@@ -573,9 +565,7 @@ def find(record: SessionRecord, bp_id: str) -> BreakpointRecord:
     for bp in record.breakpoints:
         if bp.id == bp_id and not bp.internal:
             return bp
-    raise BreakpointNotFound(
-        f"no breakpoint '{bp_id}' in session {record.id}", details={"breakpoint_id": bp_id}
-    )
+    raise BreakpointNotFound(f"no breakpoint '{bp_id}' in session {record.id}", details={"breakpoint_id": bp_id})
 
 
 async def remove(session: Session, bp_id: str) -> BreakpointRecord:
@@ -611,7 +601,8 @@ async def update(session: Session, bp_id: str, change: BreakpointUpdate) -> Brea
     if change.line is not None:
         if bp.kind != "line":
             raise InvalidRequest(
-                "only line breakpoints can move to another line", details={"breakpoint_id": bp_id},
+                "only line breakpoints can move to another line",
+                details={"breakpoint_id": bp_id},
                 hint="Delete it and set a line breakpoint instead.",
             )
         if not 1 <= change.line <= MAX_LINE:
@@ -837,7 +828,8 @@ async def sync_file(session: Session, path: str) -> None:
     record = session.record
     rt = _runtime(session)
     members = [
-        b for b in record.breakpoints
+        b
+        for b in record.breakpoints
         if b.file == path and b.line is not None and b.enabled and b.verified and not b.pending
     ]
     by_line: dict[int, list[BreakpointRecord]] = {}
@@ -881,9 +873,15 @@ async def sync_functions(session: Session) -> None:
     if client is None:
         return
     active = [
-        b for b in session.record.breakpoints
-        if b.kind == "function" and b.enabled and b.file is None and not b.pending
-        and b.function and "." not in b.function and ":" not in b.function
+        b
+        for b in session.record.breakpoints
+        if b.kind == "function"
+        and b.enabled
+        and b.file is None
+        and not b.pending
+        and b.function
+        and "." not in b.function
+        and ":" not in b.function
     ]
     body = await client.request(
         "setFunctionBreakpoints",
@@ -924,8 +922,14 @@ def reset_run(record: SessionRecord) -> None:
 def mark_unhit(record: SessionRecord) -> None:
     """After a run, say which verified breakpoints never hit."""
     for bp in record.breakpoints:
-        if (bp.verified and bp.enabled and bp.hit_count == 0 and not bp.internal and not bp.log_message
-                and bp.message is None):
+        if (
+            bp.verified
+            and bp.enabled
+            and bp.hit_count == 0
+            and not bp.internal
+            and not bp.log_message
+            and bp.message is None
+        ):
             bp.message = NEVER_HIT
         bp.dap_id = None
 
@@ -941,8 +945,13 @@ def view(bp: BreakpointRecord, ended: bool = False) -> dict[str, Any]:
     data = msgspec.to_builtins(bp)
     data.pop("dap_id", None)
     data.pop("internal", None)
-    out = {"breakpoint_id": data.pop("id"), "kind": bp.kind, "verified": bp.verified,
-           "enabled": bp.enabled, "hit_count": bp.hit_count}
+    out = {
+        "breakpoint_id": data.pop("id"),
+        "kind": bp.kind,
+        "verified": bp.verified,
+        "enabled": bp.enabled,
+        "hit_count": bp.hit_count,
+    }
     out.update(data)
     if never_hit(bp, ended):
         out["never_hit"] = True
@@ -952,9 +961,7 @@ def view(bp: BreakpointRecord, ended: bool = False) -> dict[str, Any]:
 # -- exception breakpoints ----------------------------------------------------------------------
 
 
-async def set_exception_filters(
-    session: Session, filters: list[str], exception_types: list[str]
-) -> ExceptionFilters:
+async def set_exception_filters(session: Session, filters: list[str], exception_types: list[str]) -> ExceptionFilters:
     """Validate, store and (when a target runs) apply exception breakpoints; all-or-nothing."""
     bad = [f for f in filters if f not in EXCEPTION_FILTERS]
     if bad:
@@ -966,7 +973,8 @@ async def set_exception_filters(
     bad_types = [t for t in exception_types if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", t.strip())]
     if bad_types:
         raise InvalidRequest(
-            "exception_types must be class names", details={"exception_types": bad_types},
+            "exception_types must be class names",
+            details={"exception_types": bad_types},
             hint='e.g. ["KeyError", "myapp.errors.RetryableError"]',
         )
     wanted = ExceptionFilters(
@@ -996,17 +1004,21 @@ async def apply_exception_filters(session: Session) -> None:
     """
     client = _live(session)
     if client is None:
-        raise InvalidState(f"session is {session.status}: there is no running target",
-                           details={"status": session.status})
+        raise InvalidState(
+            f"session is {session.status}: there is no running target", details={"status": session.status}
+        )
     wanted = session.record.exception_filters or ExceptionFilters()
     rt = _runtime(session)
     types = [t.removeprefix("builtins.") for t in wanted.exception_types]
     args: dict[str, Any]
     if types and all(t in BUILTIN_EXCEPTIONS for t in types):
-        args = {"filters": [], "exceptionOptions": [
-            {"path": [{"names": ["Python Exceptions"]}, {"names": types}], "breakMode": BREAK_MODES[f]}
-            for f in wanted.filters
-        ]}
+        args = {
+            "filters": [],
+            "exceptionOptions": [
+                {"path": [{"names": ["Python Exceptions"]}, {"names": types}], "breakMode": BREAK_MODES[f]}
+                for f in wanted.filters
+            ],
+        }
         filter_types: tuple[str, ...] = ()
     else:
         args = {"filters": list(wanted.filters)}
@@ -1074,9 +1086,15 @@ def _type_matches(wanted: str, classes: list[tuple[str, str]]) -> bool:
 def profile_entry(bp: BreakpointRecord, index: int) -> BreakpointRecord:
     """What a profile keeps of a breakpoint: the request, not what a run made of it."""
     return BreakpointRecord(
-        id=f"p{index}", kind=bp.kind, file=bp.file if bp.kind == "line" else None,
-        line=bp.line if bp.kind == "line" else None, function=bp.function, condition=bp.condition,
-        hit_condition=bp.hit_condition, log_message=bp.log_message, enabled=bp.enabled,
+        id=f"p{index}",
+        kind=bp.kind,
+        file=bp.file if bp.kind == "line" else None,
+        line=bp.line if bp.kind == "line" else None,
+        function=bp.function,
+        condition=bp.condition,
+        hit_condition=bp.hit_condition,
+        log_message=bp.log_message,
+        enabled=bp.enabled,
     )
 
 
@@ -1087,11 +1105,17 @@ def requests_from_saved(saved: list[Any]) -> tuple[list[BreakpointRequest], list
     for index, item in enumerate(saved):
         try:
             bp = item if isinstance(item, BreakpointRecord) else msgspec.convert(item, BreakpointRecord)
-            req = validate_request(BreakpointRequest(
-                file=bp.file if bp.kind == "line" else None, line=bp.line if bp.kind == "line" else None,
-                function=bp.function if bp.kind == "function" else None, condition=bp.condition,
-                hit_condition=bp.hit_condition, log_message=bp.log_message, enabled=bp.enabled,
-            ))
+            req = validate_request(
+                BreakpointRequest(
+                    file=bp.file if bp.kind == "line" else None,
+                    line=bp.line if bp.kind == "line" else None,
+                    function=bp.function if bp.kind == "function" else None,
+                    condition=bp.condition,
+                    hit_condition=bp.hit_condition,
+                    log_message=bp.log_message,
+                    enabled=bp.enabled,
+                )
+            )
             probe = record_from(req)
             verify_locally(probe)
             reqs.append(req)
@@ -1103,9 +1127,7 @@ def requests_from_saved(saved: list[Any]) -> tuple[list[BreakpointRequest], list
     return reqs, skipped
 
 
-async def apply_saved(
-    session: Session, saved: list[Any]
-) -> tuple[list[BreakpointRecord], list[dict[str, Any]]]:
+async def apply_saved(session: Session, saved: list[Any]) -> tuple[list[BreakpointRecord], list[dict[str, Any]]]:
     """Set a profile's breakpoints; invalid or conflicting entries are skipped with a warning each."""
     reqs, skipped = requests_from_saved(saved)
     kept: list[BreakpointRequest] = []

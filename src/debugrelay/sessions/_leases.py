@@ -102,9 +102,13 @@ class Ownership:
             counts[key] = counts.get(key, 0) + 1
         process_start = psutil.Process().create_time()
         self.recovery = {
-            "state": "done", "began_at": began, "finished_at": done, "seconds": round(done - began, 3),
+            "state": "done",
+            "began_at": began,
+            "finished_at": done,
+            "seconds": round(done - began, 3),
             "seconds_since_process_start": round(done - process_start, 3),
-            "adopted": len(adopted), **counts,
+            "adopted": len(adopted),
+            **counts,
         }
         if adopted:
             log.info("recovered %d session(s) in %.2fs: %s", len(adopted), done - began, counts)
@@ -122,8 +126,14 @@ class Ownership:
             self._resync = False
         await self._save_activity()
         await self.store.register_instance(
-            self.me, {"url": self.url, "pid": psutil.Process().pid, "sessions": len(self.manager.sessions),
-                      "started_at": self.manager.started_at}, self.ttl,
+            self.me,
+            {
+                "url": self.url,
+                "pid": psutil.Process().pid,
+                "sessions": len(self.manager.sessions),
+                "started_at": self.manager.started_at,
+            },
+            self.ttl,
         )
         return await self.sweep()
 
@@ -166,8 +176,10 @@ class Ownership:
         if self._closed:
             return
         if not self.keep_targets:
-            await asyncio.gather(*(s.terminate("relay_shutdown") for s in list(self.manager.sessions.values())
-                                   if s.status in ACTIVE), return_exceptions=True)
+            await asyncio.gather(
+                *(s.terminate("relay_shutdown") for s in list(self.manager.sessions.values()) if s.status in ACTIVE),
+                return_exceptions=True,
+            )
             return
         sessions = list(self.manager.sessions.values())
         self.manager.sessions.clear()
@@ -251,7 +263,8 @@ class Ownership:
         if lease is not None and lease.owner != self.me:
             return lease
         raise OwnerUnavailable(
-            f"session '{session_id}' is changing hands", details={"id": session_id, "retry_after": 1},
+            f"session '{session_id}' is changing hands",
+            details={"id": session_id, "retry_after": 1},
             hint="Retry in a second.",
         )
 
@@ -306,7 +319,11 @@ class Ownership:
 
     def info(self) -> dict[str, Any]:
         return {
-            "instance_id": self.me, "advertise_url": self.url, "lease_ttl": self.ttl,
-            "keep_targets_on_shutdown": self.keep_targets, "store_ok": self._store_ok,
-            "sessions_owned": len(self.manager.sessions), "recovery": self.recovery,
+            "instance_id": self.me,
+            "advertise_url": self.url,
+            "lease_ttl": self.ttl,
+            "keep_targets_on_shutdown": self.keep_targets,
+            "store_ok": self._store_ok,
+            "sessions_owned": len(self.manager.sessions),
+            "recovery": self.recovery,
         }

@@ -113,12 +113,13 @@ class SessionManager:
         session.touch()
         return session
 
-    def list(self) -> list[Session]:
+    def local_sessions(self) -> list[Session]:
+        """The sessions this relay holds, oldest first."""
         return sorted(self.sessions.values(), key=lambda s: s.record.created_at)
 
     async def list_all(self) -> list[Session]:
         """Every session in the store, also those other relay replicas own (as stored)."""
-        return await self.ownership.list_all() if self.ownership is not None else self.list()
+        return await self.ownership.list_all() if self.ownership is not None else self.local_sessions()
 
     async def delete(self, session_id: str) -> None:
         session = self.sessions.get(session_id)

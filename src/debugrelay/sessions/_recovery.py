@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from debugrelay.errors import RelayError
 from debugrelay.launchers import Launcher, Target
-from debugrelay.launchers.orphan import log_tail
+from debugrelay.launchers.local import log_tail
 from debugrelay.launchers.remote import RemoteLauncher
 from debugrelay.models import SessionRecord
 from debugrelay.store import timestamp
@@ -185,8 +185,11 @@ async def _ended(session: Session, target: Target | None, described: dict[str, A
     record.recovered = True
     why = f"no launcher '{described.get('kind')}' here to find it" if unknown else "it ended"
     known = "" if record.exit_code is not None else " (exit code unknown)"
-    _note(record, f"{timestamp()} the target was gone when relay {session.settings.instance_id} "
-                  f"took the session over: {why} while no relay was attached{known}")
+    _note(
+        record,
+        f"{timestamp()} the target was gone when relay {session.settings.instance_id} "
+        f"took the session over: {why} while no relay was attached{known}",
+    )
     bps.mark_unhit(record)
     session.target = None
     if target is not None:  # what is left of it: a stopped container, a lingering adapter
@@ -209,8 +212,10 @@ async def _failed(session: Session, exc: RelayError) -> None:
     record.error = {
         "code": "recovery_failed",
         "message": f"the target still runs but the relay could not re-attach: {exc.message}",
-        "details": {"host": session.target.host if session.target else None,
-                    "port": session.target.port if session.target else None},
+        "details": {
+            "host": session.target.host if session.target else None,
+            "port": session.target.port if session.target else None,
+        },
         "hint": "Restart the session (POST /sessions/{id}/restart) or delete it; both end the old target.",
     }
     _note(record, f"{timestamp()} re-attach failed: {exc.message}")
@@ -244,9 +249,7 @@ async def release(session: Session, *, save: bool) -> bool:
         if client is not None:
             if live:
                 with contextlib.suppress(RelayError):
-                    await client.request(
-                        "disconnect", {"terminateDebuggee": False, "restart": False}, timeout=2.0
-                    )
+                    await client.request("disconnect", {"terminateDebuggee": False, "restart": False}, timeout=2.0)
             await client.close()
         with contextlib.suppress(RelayError):
             await session.output.flush()

@@ -89,7 +89,8 @@ async def _slice(session: Session, meta: RefMeta, start: int, count: int) -> lis
     window = f"({meta.evaluate_name})[{start}:{start + count}]"
     try:
         body = await session.client.request(
-            "evaluate", {"expression": window, "frameId": meta.frame_id, "context": "watch"})
+            "evaluate", {"expression": window, "frameId": meta.frame_id, "context": "watch"}
+        )
         ref = body.get("variablesReference") or 0
         children = (await session.client.request("variables", {"variablesReference": ref}))["variables"] if ref else []
     except RelayError:
@@ -105,7 +106,8 @@ async def _slice(session: Session, meta: RefMeta, start: int, count: int) -> lis
 
 async def _augment(session: Session, meta: RefMeta, page: list[dict[str, Any]], rendered: list[dict[str, Any]]) -> None:
     picked = [
-        i for i, r in enumerate(rendered)
+        i
+        for i, r in enumerate(rendered)
         if (r.get("expandable") or r.get("truncated") or r.get("repr_error")) and page[i].get("evaluateName")
     ]
     exprs = [page[i]["evaluateName"] for i in picked]
@@ -114,9 +116,7 @@ async def _augment(session: Session, meta: RefMeta, page: list[dict[str, Any]], 
     if not picked:
         return
     chain = list(meta.chain)
-    raw = await session.probe(
-        meta.frame_id, f"__import__('_debugrelay_probe').meta([{', '.join(exprs)}], {chain!r})"
-    )
+    raw = await session.probe(meta.frame_id, f"__import__('_debugrelay_probe').meta([{', '.join(exprs)}], {chain!r})")
     if raw is None:
         return
     try:

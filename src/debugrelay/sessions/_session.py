@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from debugrelay.config import Settings
@@ -224,8 +225,12 @@ class Session:
             self.record.exception_filters = filters
             await self._connect(target, self.settings.launch_timeout)
             await self._configure(
-                {**ATTACH_ARGS, "justMyCode": spec.just_my_code, "subProcess": spec.debug_subprocesses,
-                 "pathMappings": target.path_mappings()}
+                {
+                    **ATTACH_ARGS,
+                    "justMyCode": spec.just_my_code,
+                    "subProcess": spec.debug_subprocesses,
+                    "pathMappings": target.path_mappings(),
+                }
             )
             if entry is not None:
                 log.debug("session %s: entry breakpoint at %s:%s", self.id, entry.file, entry.line)
@@ -278,9 +283,7 @@ class Session:
                 self.target = target
                 self.record.target = target.describe()
                 await self._connect(target, ATTACH_RETRY_SECONDS)
-                await self._configure(
-                    {**ATTACH_ARGS, "justMyCode": False, "pathMappings": target.path_mappings()}
-                )
+                await self._configure({**ATTACH_ARGS, "justMyCode": False, "pathMappings": target.path_mappings()})
             except RelayError as exc:
                 await self._launch_failed(None, exc)
                 raise
@@ -315,8 +318,11 @@ class Session:
             client: DapClient | None = None
             try:
                 client = await DapClient.connect(
-                    target.host, target.port, timeout=2.0,
-                    request_timeout=self.settings.request_timeout, name=f"dap-{self.id}",
+                    target.host,
+                    target.port,
+                    timeout=2.0,
+                    request_timeout=self.settings.request_timeout,
+                    name=f"dap-{self.id}",
                 )
                 await client.request("initialize", INITIALIZE_ARGS)
                 break
@@ -341,8 +347,9 @@ class Session:
         initialized = client.expect_event("initialized")
         attach = client.send("attach", attach_args)
         # a refused attach ("already being debugged": one client at a time) answers at once
-        await asyncio.wait({initialized, attach}, timeout=self.settings.launch_timeout,
-                           return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait(
+            {initialized, attach}, timeout=self.settings.launch_timeout, return_when=asyncio.FIRST_COMPLETED
+        )
         if not initialized.done():
             with contextlib.suppress(TargetGone):
                 if attach.done():
@@ -522,8 +529,11 @@ class Session:
             assert stop is not None
             tid = thread_id or stop.thread_id
             if thread_id is not None and thread_id not in self._known_threads():
-                raise InvalidRequest(f"no thread {thread_id}", details={"thread_id": thread_id},
-                                     hint="List threads with GET /sessions/{id}/threads.")
+                raise InvalidRequest(
+                    f"no thread {thread_id}",
+                    details={"thread_id": thread_id},
+                    hint="List threads with GET /sessions/{id}/threads.",
+                )
             seen = self.record.stop_count
             if self._snapshot is not None and not self._snapshot.done():
                 with contextlib.suppress(Exception):
@@ -544,9 +554,7 @@ class Session:
             await self.wait_for_stop(seen, wait)
 
     def _known_threads(self) -> set[int]:
-        return set(self._threads) | set(self._frames) | (
-            {self.record.stop.thread_id} if self.record.stop else set()
-        )
+        return set(self._threads) | set(self._frames) | ({self.record.stop.thread_id} if self.record.stop else set())
 
     async def pause(self, wait: float = 2.0) -> None:
         async with self.lock:
@@ -561,20 +569,16 @@ class Session:
 
     async def wait_for_stop(self, seen: int, timeout: float) -> bool:
         """Wait until a stop newer than ``seen`` is recorded or the session ends; False on timeout."""
-        deadline = time.monotonic() + max(0.0, timeout)
-        while self.record.stop_count <= seen and self.status in ACTIVE:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return False
-            changed = self._changed
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(changed.wait(), remaining)
-        return True
+        return await self._wait_until(lambda: self.record.stop_count > seen or self.status not in ACTIVE, timeout)
 
     async def wait(self, timeout: float) -> bool:
         """Long-poll until the session is paused or ended; True unless the timeout passed first."""
+        return await self._wait_until(lambda: self.status not in ("launching", "running"), timeout)
+
+    async def _wait_until(self, done: Callable[[], bool], timeout: float) -> bool:
+        """Sleep on state changes (never a poll loop) until ``done()`` holds or ``timeout`` passes."""
         deadline = time.monotonic() + max(0.0, timeout)
-        while self.status in ("launching", "running"):
+        while not done():
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return False
@@ -602,9 +606,7 @@ class Session:
             if not terminate or target is None:
                 # detach (or a target we cannot kill ourselves): let debugpy resume or end it
                 with contextlib.suppress(RelayError):
-                    await client.request(
-                        "disconnect", {"terminateDebuggee": terminate, "restart": False}, timeout=2.0
-                    )
+                    await client.request("disconnect", {"terminateDebuggee": terminate, "restart": False}, timeout=2.0)
             await client.close()
         self.client = None
         exit_code = self.record.exit_code
@@ -661,7 +663,9 @@ class Session:
             self._threads[tid] = thread.get("name", "")
             item: dict[str, Any] = {"id": tid, "name": thread.get("name")}
             if self.status == "paused":
-                item["state"] = "stopped" if (stop and (stop.all_threads_stopped or stop.thread_id == tid)) else "running"
+                item["state"] = (
+                    "stopped" if (stop and (stop.all_threads_stopped or stop.thread_id == tid)) else "running"
+                )
                 item["is_current"] = bool(stop and stop.thread_id == tid)
             else:
                 item["state"] = "running"
@@ -680,8 +684,11 @@ class Session:
         try:
             body = await client.request("stackTrace", {"threadId": tid, "startFrame": 0, "levels": max(levels, 1000)})
         except DebugpyError as exc:
-            raise InvalidRequest(f"no stack for thread {tid}: {exc.message}", details={"thread_id": tid},
-                                 hint="List threads with GET /sessions/{id}/threads.") from exc
+            raise InvalidRequest(
+                f"no stack for thread {tid}: {exc.message}",
+                details={"thread_id": tid},
+                hint="List threads with GET /sessions/{id}/threads.",
+            ) from exc
         frames = body.get("stackFrames", [])
         self._frames[tid] = frames
         self._totals[tid] = int(body.get("totalFrames") or len(frames))
@@ -749,9 +756,7 @@ class Session:
         fid = await self.frame_id(frame_index or 0, thread_id)
         self._reads.clear()  # an expression may change what the stop's variables show
         try:
-            body = await client.request(
-                "evaluate", {"expression": expression, "frameId": fid, "context": context}
-            )
+            body = await client.request("evaluate", {"expression": expression, "frameId": fid, "context": context})
         except DebugpyError as exc:
             raise EvaluationError(
                 _last_line(exc.message), details={"expression": expression, "frame_id": frame_index or 0}
@@ -773,9 +778,7 @@ class Session:
         if not self.probe_available or self.client is None:
             return None
         try:
-            body = await self.read(
-                "evaluate", {"expression": expression, "frameId": frame_id, "context": "clipboard"}
-            )
+            body = await self.read("evaluate", {"expression": expression, "frameId": frame_id, "context": "clipboard"})
         except DebugpyError as exc:
             if "No module named" in exc.message and "_debugrelay_probe" in exc.message:
                 self.probe_available = False
@@ -798,9 +801,7 @@ class Session:
     async def completions(self, text: str, column: int | None, frame_index: int | None) -> list[dict[str, Any]]:
         client = self.require_paused()
         fid = await self.frame_id(frame_index or 0)
-        body = await client.request(
-            "completions", {"text": text, "column": column or len(text) + 1, "frameId": fid}
-        )
+        body = await client.request("completions", {"text": text, "column": column or len(text) + 1, "frameId": fid})
         return [
             {k: v for k, v in (("label", t.get("label")), ("type", t.get("type"))) if v}
             for t in body.get("targets", [])
@@ -825,4 +826,3 @@ def _last_line(message: str) -> str:
 
 def _is_library(path: str | None) -> bool:
     return bool(path) and ("site-packages" in str(path) or "/lib/python3" in str(path) or "<frozen" in str(path))
-

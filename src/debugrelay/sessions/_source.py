@@ -132,9 +132,7 @@ def _docstring_lines(tree: ast.Module) -> frozenset[int]:
     return frozenset(lines)
 
 
-def _functions(
-    tree: ast.Module, path: str, code: frozenset[int]
-) -> tuple[list[FunctionInfo], list[tuple[int, int]]]:
+def _functions(tree: ast.Module, path: str, code: frozenset[int]) -> tuple[list[FunctionInfo], list[tuple[int, int]]]:
     functions: list[FunctionInfo] = []
     scopes: list[tuple[int, int]] = []
 
@@ -151,9 +149,7 @@ def _functions(
                     header_end = max(child.lineno, body[0].lineno - 1)
                     runs = [n for n in code if start <= n <= end]
                     body_line = min(runs) if runs else (child.lineno if child.lineno in code else None)
-                    functions.append(
-                        FunctionInfo(qualname, path, first, child.lineno, header_end, body_line, end)
-                    )
+                    functions.append(FunctionInfo(qualname, path, first, child.lineno, header_end, body_line, end))
                 visit(child, qualname + ".")
             else:
                 visit(child, prefix)
@@ -246,8 +242,10 @@ def python_files(roots: list[str]) -> Iterator[str]:
             if folder.count(os.sep) - base_depth >= MAX_DEPTH:
                 dirs[:] = []
             dirs[:] = sorted(
-                d for d in dirs
-                if not d.startswith(".") and d not in SKIP_DIRS
+                d
+                for d in dirs
+                if not d.startswith(".")
+                and d not in SKIP_DIRS
                 and not os.path.exists(os.path.join(folder, d, "pyvenv.cfg"))
             )
             for name in sorted(files):

@@ -82,13 +82,14 @@ async def import_session(
     """A new session from ``doc``: breakpoints set (invalid ones skipped with a reason), exception
     filters set, the spec kept; launched or attached when ``doc.start``. Returns (session, report)."""
     if doc.format != FORMAT:
-        raise InvalidRequest(f"unknown export format '{doc.format}'", details={"format": doc.format},
-                             hint=f"Send a document made by GET /sessions/{{id}}/export (format {FORMAT}).")
+        raise InvalidRequest(
+            f"unknown export format '{doc.format}'",
+            details={"format": doc.format},
+            hint=f"Send a document made by GET /sessions/{{id}}/export (format {FORMAT}).",
+        )
     if doc.start and (doc.launch if doc.mode == "launch" else doc.attach) is None:
         raise InvalidRequest(f"'start' needs the document's '{doc.mode}' spec", details={"mode": doc.mode})
-    session = await manager.create(
-        name=name if name is not None else doc.name, timeout_minutes=doc.timeout_minutes
-    )
+    session = await manager.create(name=name if name is not None else doc.name, timeout_minutes=doc.timeout_minutes)
     report: dict[str, Any] = {}
     try:
         record = session.record
@@ -96,8 +97,9 @@ async def import_session(
         record.launch = doc.launch
         record.attach = doc.attach
         if doc.exception_filters is not None:
-            await bps.set_exception_filters(session, doc.exception_filters.filters,
-                                            doc.exception_filters.exception_types)
+            await bps.set_exception_filters(
+                session, doc.exception_filters.filters, doc.exception_filters.exception_types
+            )
         saved = [{**bp, "id": f"i{i}"} for i, bp in enumerate(doc.breakpoints, 1)]
         async with session.lock:
             created, skipped = await bps.apply_saved(session, saved)

@@ -17,7 +17,7 @@ def _loc(value: Any) -> Any:
 
 def _compact(data: dict[str, Any]) -> dict[str, Any]:
     """Only what was set: agents pay for every default echoed back."""
-    return {k: v for k, v in data.items() if v is not None and v is not False and v != [] and v != {}}
+    return {k: v for k, v in data.items() if v is not None and v is not False and v not in ([], {})}
 
 
 def status_view(session: Session, expires_in: float | None = None) -> dict[str, Any]:

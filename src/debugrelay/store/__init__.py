@@ -6,9 +6,7 @@ from .memory import MemoryStore
 __all__ = ["Lease", "MemoryStore", "OutputPage", "StateStore", "open_store", "timestamp"]
 
 
-def open_store(
-    redis_url: str | None, *, output_cap: int = 10_000, namespace: str = "debugrelay"
-) -> StateStore:
+def open_store(redis_url: str | None, *, output_cap: int = 10_000, namespace: str = "debugrelay") -> StateStore:
     """The Redis store when a URL is configured, else the in-memory one."""
     if redis_url:
         from .redis import RedisStore

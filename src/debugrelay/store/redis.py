@@ -180,14 +180,14 @@ class RedisStore(StateStore):
         try:
             record = msgspec.json.decode(raw, type=SessionRecord)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            self._warn_once(
-                f"{session_id}:{hash(raw)}", "skipping unreadable session record %r: %s", session_id, exc
-            )
+            self._warn_once(f"{session_id}:{hash(raw)}", "skipping unreadable session record %r: %s", session_id, exc)
             return None
         if record.id != session_id:
             self._warn_once(
-                f"{session_id}:{hash(raw)}", "skipping foreign session record %r (it says it is %r)",
-                session_id, record.id,
+                f"{session_id}:{hash(raw)}",
+                "skipping foreign session record %r (it says it is %r)",
+                session_id,
+                record.id,
             )
             return None
         try:
@@ -228,7 +228,8 @@ class RedisStore(StateStore):
                 pipe.hdel(self._key("sessions"), session_id)
                 pipe.hdel(self._key("activity"), session_id)
                 pipe.delete(
-                    self._key("output", session_id), self._key("output-dropped", session_id),
+                    self._key("output", session_id),
+                    self._key("output-dropped", session_id),
                     self._key("lease", session_id),
                 )
                 await pipe.execute()
@@ -285,16 +286,16 @@ class RedisStore(StateStore):
         entries = []
         for entry_id, fields in rows[:limit]:
             try:
-                entries.append(OutputEntry(
-                    type=fields[b"t"].decode(),
-                    text=fields[b"x"].decode("utf-8", "replace"),
-                    timestamp=timestamp(float(fields[b"at"])),
-                    cursor=entry_id.decode(),
-                ))
-            except (KeyError, ValueError, UnicodeDecodeError):
-                self._warn_once(
-                    f"entry:{key}:{entry_id!r}", "skipping unreadable output entry %r of %s", entry_id, key
+                entries.append(
+                    OutputEntry(
+                        type=fields[b"t"].decode(),
+                        text=fields[b"x"].decode("utf-8", "replace"),
+                        timestamp=timestamp(float(fields[b"at"])),
+                        cursor=entry_id.decode(),
+                    )
                 )
+            except (KeyError, ValueError, UnicodeDecodeError):
+                self._warn_once(f"entry:{key}:{entry_id!r}", "skipping unreadable output entry %r of %s", entry_id, key)
         dropped = 0
         if first and since and since != "0" and _id_lt(since, first[0][0].decode()):
             dropped = -1  # some entries after the cursor were dropped; the count is not kept
@@ -409,7 +410,7 @@ class RedisStore(StateStore):
                 try:
                     info = msgspec.json.decode(raw) if raw is not None else None
                     if isinstance(info, dict):
-                        out[key.decode()[len(prefix):]] = info
+                        out[key.decode()[len(prefix) :]] = info
                 except (msgspec.DecodeError, UnicodeDecodeError):
                     continue
             return out
