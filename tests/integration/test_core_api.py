@@ -424,6 +424,29 @@ def test_set_variable_changes_the_programs_state(api: httpx.Client, sessions: Se
     assert ok(api.post(f"/sessions/{sid}/evaluate", json={"expression": "a + b"}))["result"] == "40"
 
 
+def test_watch_expressions_persist_and_follow_each_stop(api: httpx.Client, sessions: Sessions) -> None:
+    sid = sessions.create()
+    added = ok(api.post(f"/sessions/{sid}/watch", json={"expression": "total + value"}))
+    assert added == {"watch_id": "w1", "expression": "total + value", "available": False}
+    error_of(api.post(f"/sessions/{sid}/watch", json={"expression": "total +"}), 400)
+    sessions.bp(sid, BASIC, line_of(BASIC, "loop-body"))
+    sessions.launch(sid, BASIC)
+    assert sessions.wait(sid)["status"] == "paused"
+    broken = ok(api.post(f"/sessions/{sid}/watch", json={"expression": "nope_not_defined"}))
+    assert broken["watch_id"] == "w2" and "NameError" in broken["error"]
+    seen = []
+    for _ in range(3):
+        first, _ = ok(api.get(f"/sessions/{sid}/watch"))["watches"]
+        seen.append(first["result"])
+        ok(api.post(f"/sessions/{sid}/continue"))
+        sessions.wait(sid)
+    assert seen == ["3", "7", "12"]
+    assert all(w["available"] is False for w in ok(api.get(f"/sessions/{sid}/watch"))["watches"])
+    ok(api.delete(f"/sessions/{sid}/watch/w1"))
+    assert [w["watch_id"] for w in ok(api.get(f"/sessions/{sid}/watch"))["watches"]] == ["w2"]
+    error_of(api.delete(f"/sessions/{sid}/watch/w1"), 404)
+
+
 def test_threads_and_completions(api: httpx.Client, sessions: Sessions) -> None:
     sid, status = sessions.start_at(BASIC, "add-body")
     threads = ok(api.get(f"/sessions/{sid}/threads"))["threads"]

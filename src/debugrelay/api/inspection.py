@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar import Controller, get, post
+from litestar import Controller, delete, get, post
 
 from debugrelay.errors import FileNotFound, InvalidRequest
 from debugrelay.models import Input
-from debugrelay.sessions import SessionManager
+from debugrelay.sessions import SessionManager, watches
 from debugrelay.sessions._source import read_source
 
 
@@ -24,6 +24,10 @@ class EvaluateBody(Input):
 class SetVariableBody(Input):
     name: str
     value: str
+
+
+class WatchBody(Input):
+    expression: str
 
 
 class CompletionsBody(Input):
@@ -154,3 +158,18 @@ class InspectionController(Controller):
             "total_lines": len(lines),
             "content": "\n".join(lines[start - 1 : stop]) + ("\n" if stop >= start else ""),
         }
+
+    @post("/watch", status_code=200, summary="Add a watch expression; answers with its value when paused")
+    async def add_watch(self, manager: SessionManager, session_id: str, data: WatchBody) -> dict[str, Any]:
+        session = manager.get(session_id)
+        watch = await watches.add(session, data.expression)
+        return await watches.value(session, watch)
+
+    @get("/watch", summary="Watch expressions with their values in the top frame")
+    async def list_watches(self, manager: SessionManager, session_id: str) -> dict[str, Any]:
+        return {"watches": await watches.values(manager.get(session_id))}
+
+    @delete("/watch/{watch_id:str}", status_code=200, summary="Remove a watch expression")
+    async def remove_watch(self, manager: SessionManager, session_id: str, watch_id: str) -> dict[str, Any]:
+        await watches.remove(manager.get(session_id), watch_id)
+        return {"deleted": True, "watch_id": watch_id}

@@ -13,6 +13,7 @@ from ._session import (
     SessionStatus,
     Stop,
     StoppedThread,
+    Watch,
 )
 
 __all__ = [
@@ -32,4 +33,5 @@ __all__ = [
     "Stop",
     "StopOnException",
     "StoppedThread",
+    "Watch",
 ]

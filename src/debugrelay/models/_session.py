@@ -75,6 +75,13 @@ class ExceptionFilters(Model):
     exception_types: list[str] = msgspec.field(default_factory=list)
 
 
+class Watch(Model):
+    """A watch expression: evaluated in the top frame whenever the agent asks, stop after stop."""
+
+    id: str
+    expression: str
+
+
 class AttachSpec(Input):
     host: str = "127.0.0.1"
     port: int | None = None
@@ -104,6 +111,8 @@ class SessionRecord(Model):
     stop_history: list[Stop] = msgspec.field(default_factory=list)
     stop_count: int = 0
     next_breakpoint: int = 1
+    watches: list[Watch] = msgspec.field(default_factory=list)
+    next_watch: int = 1
     owner: str | None = None
     recovered: bool = False
     notes: list[str] = msgspec.field(default_factory=list)

@@ -1,6 +1,7 @@
 """Sessions: the manager, the session state machine, breakpoints and output."""
 
 from . import _breakpoints as breakpoints
+from . import _watches as watches
 from ._breakpoints import BreakpointRequest, BreakpointUpdate
 from ._manager import SessionManager
 from ._session import ACTIVE, STEP_COMMANDS, Session
@@ -16,4 +17,5 @@ __all__ = [
     "breakpoints",
     "session_view",
     "status_view",
+    "watches",
 ]
