@@ -80,6 +80,16 @@ async def test_output_is_capped_and_paged_by_cursor(store: StateStore) -> None:
     assert not rest.has_more
 
 
+async def test_a_retried_output_batch_is_written_once(store: StateStore) -> None:
+    now = time.time()
+    batch = [("stdout", "tick 1\n", now), ("stdout", "tick 2\n", now)]
+    await store.append_output("sess_a", batch, "b1")
+    await store.append_output("sess_a", batch, "b1")  # its answer was lost: the writer tries again
+    await store.append_output("sess_a", [("stdout", "tick 3\n", now)], "b2")
+    page = await store.read_output("sess_a", None, 10)
+    assert [e.text for e in page.entries] == ["tick 1\n", "tick 2\n", "tick 3\n"]
+
+
 async def test_a_lease_has_one_owner_until_released_or_expired(store: StateStore) -> None:
     assert (await store.claim_lease("sess_a", "r1", "http://r1", 30)).owner == "r1"
     held = await store.claim_lease("sess_a", "r2", "http://r2", 30)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import time
 
@@ -27,6 +28,8 @@ class OutputBuffer:
         self._handle: asyncio.TimerHandle | None = None
         self._flushing: asyncio.Task[None] | None = None
         self._writing = asyncio.Lock()  # one write at a time: a failed batch goes back first, in order
+        self._failed: tuple[str, list[tuple[str, str, float]]] | None = None  # retried as it was
+        self._batches = itertools.count(1)
 
     def add(self, stream: str, text: str) -> None:
         if not text:
@@ -60,6 +63,8 @@ class OutputBuffer:
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None
+        if self._failed is not None and not await self._write(*self._failed):
+            return
         if not self._pending:
             return
         batch, self._pending = self._pending, []
@@ -73,10 +78,17 @@ class OutputBuffer:
         for stream, text, at in batch:
             for i in range(0, len(text), self.max_chars):
                 entries.append((stream, text[i : i + self.max_chars], at))
+        await self._write(f"{self.session_id}:{next(self._batches)}:{time.time()}", entries)
+
+    async def _write(self, batch_id: str, entries: list[tuple[str, str, float]]) -> bool:
+        """Write one batch; on failure keep it, id and all, to be retried before anything newer."""
         try:
-            await self.store.append_output(self.session_id, entries)
+            await self.store.append_output(self.session_id, entries, batch_id)
         except RelayError as exc:
             log.warning("session %s: output kept for later, store failed: %s", self.session_id, exc.message)
-            self._pending[:0] = batch
+            self._failed = (batch_id, entries)
             with contextlib.suppress(RuntimeError):
                 self._handle = asyncio.get_running_loop().call_later(1.0, self._schedule)
+            return False
+        self._failed = None
+        return True

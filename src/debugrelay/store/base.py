@@ -84,8 +84,14 @@ class StateStore(abc.ABC):
     # -- output ----------------------------------------------------------------------------
 
     @abc.abstractmethod
-    async def append_output(self, session_id: str, entries: list[tuple[str, str, float]]) -> None:
-        """Append (stream, text, time) entries; the oldest are dropped past the cap."""
+    async def append_output(
+        self, session_id: str, entries: list[tuple[str, str, float]], batch_id: str | None = None
+    ) -> None:
+        """Append (stream, text, time) entries; the oldest are dropped past the cap.
+
+        All or nothing. With a ``batch_id``, appending the same batch again (a retry after an answer
+        was lost) writes nothing: output is never doubled.
+        """
 
     @abc.abstractmethod
     async def read_output(self, session_id: str, since: str | None, limit: int) -> OutputPage:

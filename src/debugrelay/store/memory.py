@@ -19,6 +19,7 @@ class _Stream:
         self.entries: deque[OutputEntry] = deque(maxlen=cap)
         self.seq = itertools.count(1)
         self.dropped = 0
+        self.last_batch: str | None = None
 
 
 class MemoryStore(StateStore):
@@ -57,8 +58,13 @@ class MemoryStore(StateStore):
     async def save_activity(self, activity: dict[str, float]) -> None:
         self._activity.update(activity)
 
-    async def append_output(self, session_id: str, entries: list[tuple[str, str, float]]) -> None:
+    async def append_output(
+        self, session_id: str, entries: list[tuple[str, str, float]], batch_id: str | None = None
+    ) -> None:
         stream = self._streams.setdefault(session_id, _Stream(self.output_cap))
+        if batch_id is not None and batch_id == stream.last_batch:
+            return
+        stream.last_batch = batch_id
         for kind, text, at in entries:
             if len(stream.entries) == stream.entries.maxlen:
                 stream.dropped += 1

@@ -35,6 +35,14 @@ from debugrelay.models import BreakpointRecord, OutputEntry, SessionRecord
 from .base import Lease, OutputPage, StateStore, bad_cursor, timestamp
 
 log = logging.getLogger(__name__)
+_APPEND = """
+if ARGV[1] ~= '' and redis.call('GET', KEYS[2]) == ARGV[1] then return 0 end
+for i = 3, #ARGV, 3 do
+  redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[2], '*', 't', ARGV[i], 'x', ARGV[i + 1], 'at', ARGV[i + 2])
+end
+if ARGV[1] ~= '' then redis.call('SET', KEYS[2], ARGV[1]) end
+return 1
+"""
 _CURSOR = re.compile(r"^\d+(-\d+)?$")
 T = TypeVar("T")
 _profiles_type = list[BreakpointRecord]
@@ -243,15 +251,18 @@ class RedisStore(StateStore):
 
     # -- output ----------------------------------------------------------------------------
 
-    async def append_output(self, session_id: str, entries: list[tuple[str, str, float]]) -> None:
+    async def append_output(
+        self, session_id: str, entries: list[tuple[str, str, float]], batch_id: str | None = None
+    ) -> None:
         key = self._key("output", session_id)
+        marker = self._key("output-batch", session_id)
+        args: list[str | int] = [batch_id or "", self.output_cap]
+        for kind, text, at in entries:
+            args += [kind, text, repr(at)]
 
         async def run() -> None:
-            async with self.client.pipeline(transaction=False) as pipe:
-                for kind, text, at in entries:
-                    fields = {"t": kind, "x": text, "at": repr(at)}
-                    pipe.xadd(key, fields, maxlen=self.output_cap, approximate=False)  # type: ignore[arg-type]
-                await pipe.execute()
+            # one script: Redis runs it whole or not at all, and a batch already written is skipped
+            await self.client.eval(_APPEND, 2, key, marker, *args)
 
         try:
             await self._call(run)
