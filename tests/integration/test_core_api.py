@@ -447,6 +447,38 @@ def test_watch_expressions_persist_and_follow_each_stop(api: httpx.Client, sessi
     error_of(api.delete(f"/sessions/{sid}/watch/w1"), 404)
 
 
+def test_a_stop_in_a_threaded_program_names_its_thread_and_all_threads(api: httpx.Client, sessions: Sessions) -> None:
+    script = target("threads.py")
+    sid, status = sessions.start_at(script, "worker-line")
+    (stopped,) = status["stopped_threads"]
+    assert stopped["name"] in ("Worker-1", "Worker-2") and stopped["breakpoint_id"] == "bp_1"
+    assert stopped["location"]["line"] == line_of(script, "worker-line")
+    names = {t["name"]: t["status"] for t in status["all_threads"]}
+    assert {"MainThread", "Worker-1", "Worker-2"} <= set(names) and set(names.values()) == {"paused"}
+    threads = {t["name"]: t for t in ok(api.get(f"/sessions/{sid}/threads"))["threads"]}
+    assert threads[stopped["name"]]["is_current"] is True  # the other worker, at the same line
+
+
+def test_children_paging_and_summary_mode(api: httpx.Client, sessions: Sessions) -> None:
+    sid, _ = sessions.start_at(OBJECTS, "inspect-here")
+    summary = {
+        v["name"]: v
+        for v in ok(api.get(f"/sessions/{sid}/frames/0/variables", params={"summary": "true"}))["variables"]
+    }
+    assert summary["big"] == {
+        "name": "big",
+        "type": "list",
+        "length": 100_000,
+        "expandable": True,
+        "variable_reference": summary["big"]["variable_reference"],
+    }
+    assert "value" not in summary["count"]
+    ref = summary["big"]["variable_reference"]
+    page = ok(api.get(f"/sessions/{sid}/frames/0/variables/{ref}/children", params={"offset": 99_998, "limit": 5}))
+    assert [i["value"] for i in page["items"]] == ["99998", "99999"]
+    assert page["total"] == 100_000 and page["has_more"] is False
+
+
 def test_threads_and_completions(api: httpx.Client, sessions: Sessions) -> None:
     sid, status = sessions.start_at(BASIC, "add-body")
     threads = ok(api.get(f"/sessions/{sid}/threads"))["threads"]

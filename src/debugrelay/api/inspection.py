@@ -36,6 +36,9 @@ class CompletionsBody(Input):
     frame_id: int | None = None
 
 
+SUMMARY_FIELDS = frozenset({"name", "type", "length", "expandable", "variable_reference", "index"})
+
+
 def _page(start: int, count: int | None, max_count: int = 1000) -> None:
     if start < 0:
         raise InvalidRequest("start must be >= 0", details={"start": start})
@@ -86,13 +89,35 @@ class InspectionController(Controller):
         thread_id: int | None = None,
         start: int = 0,
         count: int | None = None,
+        summary: bool = False,
     ) -> dict[str, Any]:
         _page(start, count)
         session = manager.get(session_id)
         scopes = await session.scopes(frame_id, thread_id)
         if not scopes:
             return {"variables": [], "total": 0, "has_more": False}
-        return await session.variables(scopes[0]["reference"], start, count)
+        out = await session.variables(scopes[0]["reference"], start, count)
+        if summary:  # seed 004, 4.7: names, types and sizes only
+            out["variables"] = [{k: v for k, v in var.items() if k in SUMMARY_FIELDS} for var in out["variables"]]
+        return out
+
+    @get(
+        "/frames/{frame_id:int}/variables/{reference:int}/children",
+        summary="Children of a variable, paged by offset/limit (same as /variables/{reference})",
+    )
+    async def children(
+        self,
+        manager: SessionManager,
+        session_id: str,
+        frame_id: int,
+        reference: int,
+        *,
+        offset: int = 0,
+        limit: int = 100,
+    ) -> dict[str, Any]:
+        _page(offset, limit)
+        out = await manager.get(session_id).variables(reference, offset, limit)
+        return {"items": out["variables"], "total": out["total"], "has_more": out["has_more"], "offset": offset}
 
     @get("/scopes/{reference:int}/variables", summary="Variables of a scope")
     async def scope_variables(

@@ -44,6 +44,7 @@ class Stop(Model):
     breakpoint_ids: list[str] = msgspec.field(default_factory=list)
     exception: ExceptionInfo | None = None
     all_threads_stopped: bool = True
+    threads: list[StoppedThread] = msgspec.field(default_factory=list)  # kept when there are several
     at: float = 0.0
     seq: int = 0
 

@@ -37,6 +37,7 @@ from debugrelay.models import (
     Location,
     SessionRecord,
     Stop,
+    StoppedThread,
 )
 from debugrelay.store import StateStore
 
@@ -410,12 +411,16 @@ class Session:
             return
         tid = int(body.get("threadId") or 0)
         reason = body.get("reason", "pause")
-        try:
-            trace = await client.request("stackTrace", {"threadId": tid, "startFrame": 0, "levels": 50})
-        except RelayError:
-            trace = {"stackFrames": []}
+        answers = await asyncio.gather(
+            client.request("stackTrace", {"threadId": tid, "startFrame": 0, "levels": 50}),
+            client.request("threads"),
+            return_exceptions=True,
+        )
+        trace = answers[0] if isinstance(answers[0], dict) else {"stackFrames": []}
+        listed = answers[1].get("threads", []) if isinstance(answers[1], dict) else []
         if epoch != self._run_epoch:
             return  # resumed meanwhile
+        self._threads = {t["id"]: t.get("name", "") for t in listed}
         frames = trace.get("stackFrames", [])
         self._frames = {tid: frames}
         self._totals = {tid: int(trace.get("totalFrames") or len(frames))}
@@ -440,6 +445,7 @@ class Session:
             breakpoint_ids=hit,
             exception=exception,
             all_threads_stopped=bool(body.get("allThreadsStopped", True)),
+            threads=[StoppedThread(thread_id=t, name=n) for t, n in self._threads.items()] if len(listed) > 1 else [],
             at=time.time(),
             seq=self.record.stop_count,
         )

@@ -36,6 +36,30 @@ def status_view(session: Session, expires_in: float | None = None) -> dict[str, 
             out["exception"] = _loc(stop.exception)
         if stop.description and stop.reason not in ("breakpoint", "step", "entry"):
             out["description"] = stop.description
+        if stop.threads:  # several threads (seed 004, 4.3): which one stopped, and every thread's state
+            hit = stop.breakpoint_ids[0] if stop.breakpoint_ids else None
+            out["stopped_threads"] = [
+                {
+                    k: v
+                    for k, v in {
+                        "thread_id": t.thread_id,
+                        "name": t.name,
+                        "breakpoint_id": hit,
+                        "location": _loc(stop.location),
+                    }.items()
+                    if v is not None
+                }
+                for t in stop.threads
+                if t.thread_id == stop.thread_id
+            ]
+            out["all_threads"] = [
+                {
+                    "thread_id": t.thread_id,
+                    "name": t.name,
+                    "status": "paused" if stop.all_threads_stopped or t.thread_id == stop.thread_id else "running",
+                }
+                for t in stop.threads
+            ]
     elif rec.status in ("terminated", "failed"):
         if rec.reason:
             out["reason"] = rec.reason
