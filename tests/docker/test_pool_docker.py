@@ -1,4 +1,4 @@
-"""Warm containers (issue 8): after a launch in a folder, the next ones there get a container started ahead."""
+"""Warm containers: after a launch in a folder, the next ones there get a container started ahead."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Seed 000, Exception Autopsy: the whole context of an exception in one call, on real debugpy targets."""
+"""Exception autopsy: the whole context of an exception in one call, on real debugpy targets."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Breakpoints that never surprise (issue 3): seed 004's AC-BP-* and AC-PE-* and the cases debugpy
+"""Breakpoints that never surprise: AC-BP-* and AC-PE-* and the cases debugpy
 gets wrong on its own, driven over HTTP against real debugpy targets the way an agent would."""
 
 from __future__ import annotations

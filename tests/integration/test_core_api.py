@@ -1,4 +1,4 @@
-"""Seed 004's acceptance criteria for sessions, launch, execution, inspection, output and errors,
+"""The acceptance criteria for sessions, launch, execution, inspection, output and errors,
 driven over HTTP against real debugpy targets the way an agent would."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Seed 001 on HTTP: variables by scope and path, object_inspect, evaluate formats, and stop diffs."""
+"""Inspection over HTTP: variables by scope and path, object_inspect, evaluate formats, and stop diffs."""
 
 from __future__ import annotations
 

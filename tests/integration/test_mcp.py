@@ -31,7 +31,7 @@ OBJECTS = target("objects.py")
 BUG = target("mcp_bug.py")
 ADD = line_of(BASIC, "add-body")
 
-SEED_003 = {
+DEBUG_TOOLS = {
     "debug_launch",
     "debug_attach",
     "debug_set_breakpoint",
@@ -47,7 +47,7 @@ SEED_003 = {
     "debug_disconnect",
     "debug_status",
 }
-SEED_001_000 = {
+INSPECTION_TOOLS = {
     "threads_list",
     "stacktrace_get",
     "variables_get",
@@ -123,7 +123,7 @@ async def http_agent(relay: Relay) -> AsyncIterator[Agent]:
 
 async def check_tool_list(agent: Agent) -> None:
     tools = await agent.tools()
-    assert set(tools) >= SEED_003 | SEED_001_000
+    assert set(tools) >= DEBUG_TOOLS | INSPECTION_TOOLS
     for tool in tools.values():
         assert tool.description, tool.name
         assert len(tool.description) > 40, tool.name
@@ -442,7 +442,7 @@ async def test_errors_carry_code_message_and_hint(tmp_path: Path) -> None:
 
 
 async def test_an_agent_finds_the_planted_bug_from_tool_descriptions(tmp_path: Path) -> None:
-    """The issue's "done when": a client that knows only the tool list finds the off-by-one.
+    """A client that knows only the tool list finds the off-by-one.
 
     Each step uses what the previous answer or a tool description said; the numbers are printed for the
     note (run with -s to see them)."""

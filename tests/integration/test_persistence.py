@@ -1,4 +1,4 @@
-"""Sessions survive relay restarts; Redis is the source of truth (issue 5; seed 004 AC-BP-7,
+"""Sessions survive relay restarts; Redis is the source of truth (spec AC-BP-7,
 AC-PE-1..4, 5.7, 6.1). Real redis-server, real relay processes, real debugpy targets."""
 
 from __future__ import annotations
@@ -420,7 +420,7 @@ def test_redis_restart_under_load(own_redis: tuple[RedisServer, Cluster]) -> Non
     assert paused_at_tick(wait(relay.http, stopping))
 
 
-# -- seed 5.7: export, import, clone -----------------------------------------------------------------
+# -- spec 5.7: export, import, clone -----------------------------------------------------------------
 
 
 def test_export_import_and_clone(cluster: Cluster) -> None:

@@ -1,4 +1,4 @@
-"""The warm pool (issue 8): a launch gets a pre-started interpreter that behaves exactly like a cold one."""
+"""The warm pool: a launch gets a pre-started interpreter that behaves exactly like a cold one."""
 
 from __future__ import annotations
 

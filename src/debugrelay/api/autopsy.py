@@ -1,4 +1,4 @@
-"""Exception autopsy, variables by scope/path, object inspection and stop diffs (seeds 000 and 001)."""
+"""Exception autopsy, variables by scope/path, object inspection and stop diffs."""
 
 from __future__ import annotations
 

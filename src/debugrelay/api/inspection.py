@@ -97,7 +97,7 @@ class InspectionController(Controller):
         if not scopes:
             return {"variables": [], "total": 0, "has_more": False}
         out = await session.variables(scopes[0]["reference"], start, count)
-        if summary:  # seed 004, 4.7: names, types and sizes only
+        if summary:  # spec 4.7: names, types and sizes only
             out["variables"] = [{k: v for k, v in var.items() if k in SUMMARY_FIELDS} for var in out["variables"]]
         return out
 

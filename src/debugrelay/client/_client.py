@@ -204,7 +204,7 @@ class _Endpoints(Generic[R]):
         start: int = 0,
         count: int | None = None,
     ) -> R:
-        """Seed 001's variables_get: a frame's variables by scope, or the children of a path (``expand``)."""
+        """variables_get: a frame's variables by scope, or the children of a path (``expand``)."""
         params = _clean(
             {
                 "scope": scope,

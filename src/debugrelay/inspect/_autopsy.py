@@ -1,4 +1,4 @@
-"""Exception autopsy (seed 000): everything about the exception a session is stopped at, in one call.
+"""Exception autopsy: everything about the exception a session is stopped at, in one call.
 
 Reads only: the stack and variables through DAP (what debugpy shows), the exception object through the
 read-only probe (type, text without user ``__str__``, where raised, ``__cause__``/``__context__``,

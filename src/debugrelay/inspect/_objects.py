@@ -1,4 +1,4 @@
-"""object_inspect (seed 001): one object walked to a depth inside the target, read-only."""
+"""object_inspect: one object walked to a depth inside the target, read-only."""
 
 from __future__ import annotations
 

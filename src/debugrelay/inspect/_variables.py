@@ -115,7 +115,7 @@ async def frame_variables(
     start: int = 0,
     count: int | None = None,
 ) -> dict[str, Any]:
-    """Seed 001 ``variables_get``: a frame's variables by scope, or the children of a variable path."""
+    """``variables_get``: a frame's variables by scope, or the children of a variable path."""
     if scope not in SCOPES:
         raise InvalidRequest(
             f"unknown scope '{scope}'", details={"scope": scope}, hint="Use " + ", ".join(SCOPES) + "."

@@ -1,4 +1,4 @@
-"""Session export, import and clone (seed 5.1, 5.7): what to run and where to stop, as a document."""
+"""Session export, import and clone (spec 5.1, 5.7): what to run and where to stop, as a document."""
 
 from __future__ import annotations
 

@@ -36,7 +36,7 @@ def status_view(session: Session, expires_in: float | None = None) -> dict[str, 
             out["exception"] = _loc(stop.exception)
         if stop.description and stop.reason not in ("breakpoint", "step", "entry"):
             out["description"] = stop.description
-        if stop.threads:  # several threads (seed 004, 4.3): which one stopped, and every thread's state
+        if stop.threads:  # several threads (spec 4.3): which one stopped, and every thread's state
             hit = stop.breakpoint_ids[0] if stop.breakpoint_ids else None
             out["stopped_threads"] = [
                 {

@@ -1,4 +1,4 @@
-"""Watch expressions (seed 004, 5.4): kept with the session, evaluated at the current stop."""
+"""Watch expressions (spec 5.4): kept with the session, evaluated at the current stop."""
 
 from __future__ import annotations
 
