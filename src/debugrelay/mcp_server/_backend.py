@@ -11,8 +11,9 @@ from typing import Any
 
 import msgspec
 
+from debugrelay import inspect as inspection
 from debugrelay.client import AsyncRelayClient
-from debugrelay.errors import InvalidRequest, RelayError, Unsupported
+from debugrelay.errors import InvalidRequest, RelayError
 from debugrelay.models import AttachSpec, LaunchRequest
 from debugrelay.sessions import Session, SessionManager, breakpoints, session_view, status_view
 from debugrelay.sessions._source import read_source
@@ -160,14 +161,6 @@ def _convert(data: dict[str, Any], kind: type[Any], what: str) -> Any:
         raise InvalidRequest(f"invalid {what}: {exc}", details={"errors": [str(exc)]}) from exc
 
 
-def _inspect_module() -> Any:
-    try:
-        import debugrelay.inspect as inspect_module
-    except ImportError as exc:  # pragma: no cover - the package ships with the relay
-        raise Unsupported("inspection helpers are not installed in this relay") from exc
-    return inspect_module
-
-
 class LocalBackend(Backend):
     """The relay's own services (``debugrelay mcp`` embedded, and ``/mcp`` on the relay)."""
 
@@ -262,7 +255,7 @@ class LocalBackend(Backend):
             out["timed_out"] = True
         stop = session.record.stop
         if include_autopsy and session.status == "paused" and stop is not None and stop.exception is not None:
-            out["autopsy"] = await _inspect_module().autopsy(session)
+            out["autopsy"] = await inspection.autopsy(session)
         return out
 
     async def terminate(self, session_id: str) -> dict[str, Any]:
@@ -298,7 +291,7 @@ class LocalBackend(Backend):
         start: int,
         count: int | None,
     ) -> dict[str, Any]:
-        result: dict[str, Any] = await _inspect_module().frame_variables(
+        result: dict[str, Any] = await inspection.frame_variables(
             self._get(session_id),
             scope=scope,
             frame_index=frame_index,
@@ -347,12 +340,12 @@ class LocalBackend(Backend):
 
     async def autopsy(self, session_id: str, **options: Any) -> dict[str, Any]:
         session = self._get(session_id)
-        result: dict[str, Any] = await _inspect_module().autopsy(session, **options)
+        result: dict[str, Any] = await inspection.autopsy(session, **options)
         return result
 
     async def object_inspect(self, session_id: str, object_ref: str, **options: Any) -> dict[str, Any]:
         session = self._get(session_id)
-        result: dict[str, Any] = await _inspect_module().object_inspect(session, object_ref, **options)
+        result: dict[str, Any] = await inspection.object_inspect(session, object_ref, **options)
         return result
 
 
