@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import ipaddress
 import json
 import logging
@@ -11,10 +12,16 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import msgspec
+
 from debugrelay import __version__
-from debugrelay.client import DEFAULT_URL, ApiError, RelayClient, default_token, default_url
+from debugrelay.client import DEFAULT_URL, ApiError, AsyncRelayClient, RemoteService, default_token, default_url
 from debugrelay.client._pretty import render
 from debugrelay.config import DEFAULT_PORT, Settings, load_settings
+from debugrelay.errors import InvalidRequest, RelayError
+from debugrelay.models import LaunchRequest
+from debugrelay.service import policy
+from debugrelay.sessions import BreakpointRequest
 
 
 def is_loopback(host: str) -> bool:
@@ -70,7 +77,15 @@ def mcp(args: argparse.Namespace) -> int:
 
 # -- client commands: the HTTP API from a shell -------------------------------------------------
 
-EXCEPTION_MODES = {"uncaught": ["uncaught"], "raised": ["raised"], "none": []}
+EXCEPTION_MODES: dict[str, list[str]] = {"uncaught": ["uncaught"], "raised": ["raised"], "none": []}
+CLI_HINTS = {
+    "session_not_found": "Create one with `debugrelay create` or start a program with `debugrelay launch`.",
+}
+
+
+def plain(answer: Any) -> Any:
+    """A typed answer as JSON-ready data."""
+    return msgspec.to_builtins(answer)
 
 
 def _looks_like_id(text: str) -> bool:
@@ -84,186 +99,127 @@ def _split_id(values: list[str], needed: int) -> tuple[str | None, list[str]]:
     return None, values
 
 
-def _latest(client: RelayClient) -> dict[str, Any] | None:
-    found: list[dict[str, Any]] = client.list_sessions()["sessions"]
-    return found[-1] if found else None
-
-
-def _session(client: RelayClient, given: str | None) -> str:
-    """The given session, else the most recent one."""
-    if given:
-        return given
-    latest = _latest(client)
-    if latest is None:
-        raise ApiError(
-            404,
-            "session_not_found",
-            "there is no session yet",
-            hint="Create one with `debugrelay create` or start a program with `debugrelay launch`.",
-        )
-    return str(latest["session_id"])
-
-
-def _session_or_new(client: RelayClient, given: str | None) -> str:
-    """The given session, else the most recent one, else a new one."""
-    if given:
-        return given
-    latest = _latest(client)
-    return str(latest["session_id"] if latest else client.create_session()["session_id"])
-
-
-def _launch_session(client: RelayClient, given: str | None, script: str | None, module: str | None) -> str:
-    """Like ``debugrelay mcp``'s debug_launch: the most recent session when it waits for a launch or ran the
-    same program (a run still going is ended: launching again restarts it), else a new one."""
-    if given:
-        return given
-    latest = _latest(client)
-    if latest is not None:
-        sid = str(latest["session_id"])
-        if latest.get("status") == "created":
-            return sid
-        launch = client.get_session(sid).get("launch") or {}
-        if (module and launch.get("module") == module) or (script and launch.get("script") == script):
-            if latest.get("status") in ("launching", "running", "paused"):
-                client.terminate(sid)
-            return sid
-    return str(client.create_session()["session_id"])
-
-
-def _location(text: str) -> dict[str, Any]:
-    path, sep, line = text.rpartition(":")
-    if not sep or not path or not line.isdigit():
-        raise ApiError(400, "invalid_request", f"'{text}' is not FILE:LINE", hint="e.g. app/main.py:42")
-    return {"file": os.path.abspath(path), "line": int(line)}
-
-
 def _env_pairs(pairs: list[str]) -> dict[str, str]:
     env = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            raise ApiError(400, "invalid_request", f"--env '{pair}' is not KEY=VALUE")
+            raise InvalidRequest(f"--env '{pair}' is not KEY=VALUE", hint="e.g. --env DEBUG=1")
         env[key] = value
     return env
 
 
-def cmd_sessions(c: RelayClient, a: argparse.Namespace) -> tuple[str, Any]:
-    return "sessions", c.list_sessions()
+async def cmd_sessions(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
+    return "sessions", await s.client.list_sessions()
 
 
-def cmd_create(c: RelayClient, a: argparse.Namespace) -> tuple[str, Any]:
-    return "status", c.create_session(name=a.name)
+async def cmd_create(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
+    return "status", await s.client.create_session(name=a.name)
 
 
-def cmd_delete(c: RelayClient, a: argparse.Namespace) -> tuple[str, Any]:
-    return "plain", c.delete_session(a.id)
+async def cmd_delete(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
+    return "plain", await s.client.delete_session(a.id)
 
 
-def cmd_status(c: RelayClient, a: argparse.Namespace) -> tuple[str, Any]:
-    return "status", c.status(_session(c, a.id))
+async def cmd_status(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
+    return "status", await s.client.status(await policy.session_or_latest(s, a.id))
 
 
-def cmd_launch(c: RelayClient, a: argparse.Namespace) -> tuple[str, Any]:
+async def cmd_launch(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
     given, rest = _split_id(a.target, 0 if a.module else 1)
     if not a.module and not rest:
-        raise ApiError(
-            400,
-            "invalid_request",
-            "give the script to run (or --module M)",
-            hint="debugrelay launch [ID] SCRIPT [ARGS...] [-- ARGS...]",
+        raise InvalidRequest(
+            "give the script to run (or --module M)", hint="debugrelay launch [ID] SCRIPT [ARGS...] [-- ARGS...]"
         )
-    script = None if a.module else os.path.abspath(rest[0])
-    sid = _launch_session(c, given, script, a.module)
+    script = None if a.module else policy.absolute(rest[0], a.cwd)
+    sid = await policy.launch_session(s, given, script, a.module)
     args = (rest if a.module else rest[1:]) + a.program_args
     if a.breakpoints:
-        c.add_breakpoints(sid, [_location(spec) for spec in a.breakpoints])
+        await s.add_breakpoints(sid, [policy.parse_location(spec, a.cwd) for spec in a.breakpoints])
     if a.stop_on_exception is not None:  # explicit: replaces what the session had
-        c.set_exception_breakpoints(sid, EXCEPTION_MODES[a.stop_on_exception])
-    c.launch(
-        sid,
-        {
-            "script": script,
-            "module": a.module,
-            "args": args,
-            "env": _env_pairs(a.env),
-            "cwd": os.path.abspath(a.cwd) if a.cwd else None,
-            "python": a.python,
-            "stop_on_entry": a.stop_on_entry,
-            "stop_on_exception": a.stop_on_exception or "uncaught",
-        },
+        await s.set_exception_breakpoints(sid, EXCEPTION_MODES[a.stop_on_exception], [])
+    spec = LaunchRequest(
+        script=script,
+        module=a.module,
+        args=args,
+        env=_env_pairs(a.env),
+        cwd=os.path.abspath(a.cwd) if a.cwd else None,
+        python=a.python,
+        stop_on_entry=a.stop_on_entry,
+        stop_on_exception=a.stop_on_exception or "uncaught",
     )
-    return "status", c.wait(sid, a.wait) if a.wait else c.status(sid)
+    await s.launch(sid, spec)
+    return "status", plain(await s.wait(sid, a.wait) if a.wait else await s.status(sid))
 
 
-def cmd_break(c: RelayClient, a: argparse.Namespace) -> tuple[str, Any]:
+async def cmd_break(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
     given, rest = _split_id(a.where, 0 if a.function else 1)
-    sid = _session_or_new(c, given)
+    sid = await policy.session_or_new(s, given)
     if a.function:
-        request: dict[str, Any] = {"function": a.function}
+        request = BreakpointRequest(function=a.function)
     elif len(rest) == 1:
-        request = _location(rest[0])
+        request = policy.parse_location(rest[0])
     else:
-        raise ApiError(
-            400,
-            "invalid_request",
-            "give one FILE:LINE (or --function NAME)",
-            hint="debugrelay break [ID] app/main.py:42 [--condition 'i > 3']",
+        raise InvalidRequest(
+            "give one FILE:LINE (or --function NAME)", hint="debugrelay break [ID] app/main.py:42 [--condition 'i > 3']"
         )
-    request.update(
-        {k: v for k, v in (("condition", a.condition), ("hit_condition", a.hit), ("log_message", a.log)) if v}
-    )
-    created = c.add_breakpoints(sid, [request])["breakpoints"][0]
-    return "breakpoints", {"session_id": sid, **created}
+    request.condition, request.hit_condition, request.log_message = a.condition, a.hit, a.log
+    created = (await s.add_breakpoints(sid, [request]))[0]
+    return "breakpoints", {"session_id": sid, **plain(created)}
 
 
-def cmd_breakpoints(c: RelayClient, a: argparse.Namespace) -> tuple[str, Any]:
-    return "breakpoints", c.breakpoints(_session(c, a.id))
+async def cmd_breakpoints(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
+    return "breakpoints", await s.client.breakpoints(await policy.session_or_latest(s, a.id))
 
 
-def cmd_unbreak(c: RelayClient, a: argparse.Namespace) -> tuple[str, Any]:
+async def cmd_unbreak(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
     given, rest = _split_id(a.ids, 1)
-    sid = _session(c, given)
-    return "plain", [c.remove_breakpoint(sid, bp) for bp in rest]
+    sid = await policy.session_or_latest(s, given)
+    return "plain", [await s.client.remove_breakpoint(sid, bp) for bp in rest]
 
 
-def cmd_catch(c: RelayClient, a: argparse.Namespace) -> tuple[str, Any]:
-    return "plain", c.set_exception_breakpoints(_session_or_new(c, a.id), a.filters, a.types)
+async def cmd_catch(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
+    return "plain", await s.client.set_exception_breakpoints(await policy.session_or_new(s, a.id), a.filters, a.types)
 
 
-def cmd_continue(c: RelayClient, a: argparse.Namespace) -> tuple[str, Any]:
-    return "status", c.resume(_session(c, a.id), "continue", thread_id=a.thread, wait=a.wait)
+async def cmd_continue(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
+    return "status", await s.client.resume(
+        await policy.session_or_latest(s, a.id), "continue", thread_id=a.thread, wait=a.wait
+    )
 
 
-def cmd_step(c: RelayClient, a: argparse.Namespace) -> tuple[str, Any]:
-    return "status", c.resume(_session(c, a.id), f"step-{a.kind}", thread_id=a.thread, wait=a.wait)
+async def cmd_step(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
+    return "status", await s.client.resume(
+        await policy.session_or_latest(s, a.id), f"step-{a.kind}", thread_id=a.thread, wait=a.wait
+    )
 
 
-def cmd_pause(c: RelayClient, a: argparse.Namespace) -> tuple[str, Any]:
-    return "status", c.pause(_session(c, a.id))
+async def cmd_pause(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
+    return "status", await s.client.pause(await policy.session_or_latest(s, a.id))
 
 
-def cmd_wait(c: RelayClient, a: argparse.Namespace) -> tuple[str, Any]:
-    return "status", c.wait(_session(c, a.id), a.timeout, a.autopsy)
+async def cmd_wait(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
+    return "status", await s.client.wait(await policy.session_or_latest(s, a.id), a.timeout, a.autopsy)
 
 
-def cmd_terminate(c: RelayClient, a: argparse.Namespace) -> tuple[str, Any]:
-    return "status", c.terminate(_session(c, a.id))
+async def cmd_terminate(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
+    return "status", await s.client.terminate(await policy.session_or_latest(s, a.id))
 
 
-def cmd_stack(c: RelayClient, a: argparse.Namespace) -> tuple[str, Any]:
-    return "stack", c.stacktrace(_session(c, a.id), a.thread, a.start, a.max)
+async def cmd_stack(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
+    return "stack", await s.client.stacktrace(await policy.session_or_latest(s, a.id), a.thread, a.start, a.max)
 
 
-def cmd_threads(c: RelayClient, a: argparse.Namespace) -> tuple[str, Any]:
-    return "threads", c.threads(_session(c, a.id))
+async def cmd_threads(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
+    return "threads", await s.client.threads(await policy.session_or_latest(s, a.id))
 
 
-def cmd_vars(c: RelayClient, a: argparse.Namespace) -> tuple[str, Any]:
-    sid = _session(c, a.id)
+async def cmd_vars(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
+    sid = await policy.session_or_latest(s, a.id)
     if a.ref is not None:
-        return "variables", c.variables(sid, a.ref, a.start, a.count)
+        return "variables", await s.client.variables(sid, a.ref, a.start, a.count)
     if a.expand or a.scope:
-        return "variables", c.frame_variables_by_scope(
+        return "variables", await s.client.frame_variables_by_scope(
             sid,
             scope=a.scope or "all",
             frame_index=a.frame,
@@ -272,22 +228,26 @@ def cmd_vars(c: RelayClient, a: argparse.Namespace) -> tuple[str, Any]:
             start=a.start,
             count=a.count,
         )
-    return "variables", c.frame_variables(sid, a.frame, a.thread, a.start, a.count)
+    return "variables", await s.client.frame_variables(sid, a.frame, a.thread, a.start, a.count)
 
 
-def cmd_eval(c: RelayClient, a: argparse.Namespace) -> tuple[str, Any]:
+async def cmd_eval(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
     given, rest = _split_id(a.words, 1)
-    sid = _session(c, given)
-    return "evaluation", c.evaluate(sid, " ".join(rest), frame_index=a.frame, thread_id=a.thread, format=a.format)
+    sid = await policy.session_or_latest(s, given)
+    return "evaluation", await s.client.evaluate(
+        sid, " ".join(rest), frame_index=a.frame, thread_id=a.thread, format=a.format
+    )
 
 
-def cmd_output(c: RelayClient, a: argparse.Namespace) -> tuple[str, Any]:
-    return "output", c.output(_session(c, a.id), a.since, a.limit, a.stream)
+async def cmd_output(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
+    return "output", await s.client.output(await policy.session_or_latest(s, a.id), a.since, a.limit, a.stream)
 
 
-def cmd_autopsy(c: RelayClient, a: argparse.Namespace) -> tuple[str, Any]:
-    return "autopsy", c.autopsy(
-        _session(c, a.id), max_frames=a.max_frames, include_variables_for_frames=a.frames_with_variables
+async def cmd_autopsy(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
+    return "autopsy", await s.client.autopsy(
+        await policy.session_or_latest(s, a.id),
+        max_frames=a.max_frames,
+        include_variables_for_frames=a.frames_with_variables,
     )
 
 
@@ -295,11 +255,22 @@ def run_client(args: argparse.Namespace) -> int:
     """Run one client command: compact JSON (or --pretty text) on stdout; the error JSON on stderr."""
     url = getattr(args, "url", None) or default_url()
     token = getattr(args, "token", None) or default_token()
+
+    async def run() -> tuple[str, Any]:
+        service = RemoteService(AsyncRelayClient(url, token))
+        try:
+            result: tuple[str, Any] = await args.handler(service, args)
+            return result
+        finally:
+            await service.close()
+
     try:
-        with RelayClient(url, token) as client:
-            kind, data = args.handler(client, args)
-    except ApiError as exc:
-        print(json.dumps({"error": exc.to_dict()}, separators=(",", ":"), ensure_ascii=False), file=sys.stderr)
+        kind, data = asyncio.run(run())
+    except (ApiError, RelayError) as exc:
+        error = exc.to_dict()
+        if exc.code in CLI_HINTS:
+            error["hint"] = CLI_HINTS[exc.code]
+        print(json.dumps({"error": error}, separators=(",", ":"), ensure_ascii=False), file=sys.stderr)
         return 1
     if getattr(args, "pretty", False):
         print(render(kind, data))

@@ -43,14 +43,20 @@ class Settings(msgspec.Struct, kw_only=True):
     pool_size: int = 2  # warm local interpreters (0: every launch starts cold)
     docker_pool_size: int = 0  # warm containers per (image, folder, limits) once a launch used them
 
-    def public(self) -> dict[str, object]:
+    def public(self) -> PublicSettings:
         """The settings as shown to clients: the token is never echoed."""
         data: dict[str, object] = msgspec.to_builtins(self)
         data["token"] = "***" if self.token else None
         if self.redis_url:
             data["redis_url"] = _hide_password(self.redis_url)
         data["store"] = "redis" if self.redis_url else "memory"
-        return data
+        return msgspec.convert(data, PublicSettings)
+
+
+class PublicSettings(Settings, kw_only=True):
+    """``GET /config``: the settings in force, secrets hidden, and which store that makes."""
+
+    store: str
 
 
 def _hide_password(url: str) -> str:

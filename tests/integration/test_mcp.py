@@ -417,6 +417,9 @@ async def test_inspection_tools(tmp_path: Path, mode: str, request: pytest.Fixtu
 
         assert (await agent.call("evaluate", expression="count", format="hex"))["result"] == "0xff"
         assert (await agent.call("evaluate", expression="count", format="binary"))["result"] == "0b11111111"
+        # the same answer embedded and through a relay: only integers take a number format
+        assert await agent.call("evaluate", expression="count > 0", format="hex") == {"result": "True", "type": "bool"}
+        assert (await agent.call("evaluate", expression="-count", format="hex"))["result"] == "-0xff"
         broken = await agent.error("debug_evaluate", expression="no_such_name + 1")
         assert broken["code"] == "evaluation_error"
         assert "NameError" in broken["message"]

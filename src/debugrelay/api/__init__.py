@@ -1,5 +1,5 @@
-"""HTTP API: a thin Litestar layer over the session manager."""
+"""HTTP API: a thin Litestar layer over the relay's services."""
 
-from .app import build_manager, create_app
+from .app import create_app
 
-__all__ = ["build_manager", "create_app"]
+__all__ = ["create_app"]

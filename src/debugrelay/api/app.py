@@ -15,9 +15,9 @@ from litestar.openapi.plugins import SwaggerRenderPlugin
 
 from debugrelay import __version__
 from debugrelay.config import Settings, load_settings
-from debugrelay.launchers import Launcher, LocalLauncher
+from debugrelay.service import RelayService
 from debugrelay.sessions import SessionManager
-from debugrelay.store import open_store
+from debugrelay.wiring import build_manager
 
 from .auth import token_middleware
 from .autopsy import AutopsyController
@@ -33,28 +33,6 @@ from .transfer import TransferController
 log = logging.getLogger("debugrelay")
 
 
-def build_launchers(settings: Settings) -> dict[str, Launcher]:
-    """Local processes always; containers when the docker SDK is there (the engine is reached lazily)."""
-    from debugrelay.launchers.docker import DockerLauncher
-
-    return {
-        "local": LocalLauncher(
-            settings.state_dir,
-            pool_size=settings.pool_size,
-            launch_timeout=settings.launch_timeout,
-            request_timeout=settings.request_timeout,
-        ),
-        "docker": DockerLauncher(settings, pool_size=settings.docker_pool_size),
-    }
-
-
-def build_manager(settings: Settings) -> SessionManager:
-    store = open_store(
-        settings.redis_url, output_cap=settings.output_buffer_entries, namespace=settings.redis_namespace
-    )
-    return SessionManager(settings, store, build_launchers(settings))
-
-
 def create_app(settings: Settings | None = None, manager: SessionManager | None = None) -> Litestar:
     """The relay's ASGI app; pass a manager to share it (e.g. with an embedded MCP server)."""
     settings = settings or load_settings()
@@ -66,6 +44,7 @@ def create_app(settings: Settings | None = None, manager: SessionManager | None 
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         mgr = manager or build_manager(settings)
         app.state.manager = mgr
+        app.state.service = RelayService(mgr)
         if not mgr.store.durable:
             log.warning("state is kept in memory: sessions do not survive a restart (set DEBUGRELAY_REDIS_URL)")
         await mgr.start()
@@ -84,6 +63,9 @@ def create_app(settings: Settings | None = None, manager: SessionManager | None 
     def provide_settings() -> Settings:
         return settings
 
+    def provide_service(state: State) -> RelayService:
+        return state.service  # type: ignore[no-any-return]
+
     return Litestar(
         route_handlers=[
             SessionController,
@@ -100,6 +82,7 @@ def create_app(settings: Settings | None = None, manager: SessionManager | None 
         dependencies={
             "manager": Provide(provide_manager, sync_to_thread=False),
             "settings": Provide(provide_settings, sync_to_thread=False),
+            "service": Provide(provide_service, sync_to_thread=False),
         },
         exception_handlers=exception_handlers,
         middleware=[token_middleware(settings.token), forward_middleware],

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from litestar import Controller, get, post
-from litestar.params import Parameter
+from litestar.params import JSONBody, QueryParameter
 
-from debugrelay.inspect import autopsy, changes, frame_variables, object_inspect
-from debugrelay.models import Input
-from debugrelay.sessions import SessionManager
+from debugrelay.models import Autopsy, Changes, Input, ScopedVariables
+
+from ._deps import Service
 
 
 class ObjectInspectBody(Input):
@@ -27,30 +27,33 @@ class AutopsyController(Controller):
     @get("/autopsy", summary="Everything about the exception the session is stopped at, in one call")
     async def autopsy(
         self,
-        manager: SessionManager,
+        service: Service,
         session_id: str,
         max_frames: int = 10,
         include_variables_for_frames: int = 1,
         max_inner_depth: int = 5,
-    ) -> dict[str, Any]:
-        session = manager.get(session_id)
-        session.touch()
-        return await autopsy(session, max_frames, include_variables_for_frames, max_inner_depth)
+    ) -> Autopsy:
+        return await service.autopsy(
+            session_id,
+            max_frames=max_frames,
+            include_variables_for_frames=include_variables_for_frames,
+            max_inner_depth=max_inner_depth,
+        )
 
     @get("/variables", summary="A frame's variables by scope, or the children of a path")
     async def variables(  # noqa: PLR0917 - query parameters
         self,
-        manager: SessionManager,
+        service: Service,
         session_id: str,
-        which: Annotated[str, Parameter(query="scope", description="locals|arguments|globals|all")] = "all",
+        which: Annotated[str, QueryParameter(name="scope", description="locals|arguments|globals|all")] = "all",
         frame_id: int = 0,
         thread_id: int | None = None,
         expand: str | None = None,
         start: int = 0,
         count: int | None = None,
-    ) -> dict[str, Any]:
-        return await frame_variables(
-            manager.get(session_id),
+    ) -> ScopedVariables:
+        return await service.scoped_variables(
+            session_id,
             scope=which,
             frame_index=frame_id,
             thread_id=thread_id,
@@ -60,16 +63,14 @@ class AutopsyController(Controller):
         )
 
     @post("/object-inspect", status_code=200, summary="Walk one object: fields, sizes, cycles")
-    async def object_inspect(self, manager: SessionManager, session_id: str, data: ObjectInspectBody) -> dict[str, Any]:
+    async def object_inspect(
+        self, service: Service, session_id: str, data: JSONBody[ObjectInspectBody]
+    ) -> dict[str, Any]:
         frame = data.frame_id if data.frame_id is not None else data.frame_index
-        return await object_inspect(
-            manager.get(session_id),
-            data.object_ref,
-            depth=data.depth,
-            frame_index=frame or 0,
-            thread_id=data.thread_id,
+        return await service.object_inspect(
+            session_id, data.object_ref, depth=data.depth, frame_index=frame or 0, thread_id=data.thread_id
         )
 
     @get("/changes", summary="Locals of the top frame that changed since the previous stop in that frame")
-    async def changes(self, manager: SessionManager, session_id: str) -> dict[str, Any]:
-        return await changes(manager.get(session_id))
+    async def changes(self, service: Service, session_id: str) -> Changes:
+        return await service.changes(session_id)

@@ -16,9 +16,12 @@ from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Receive, Scope, Send
 
 from debugrelay.errors import RelayError
+from debugrelay.models import Cluster
 from debugrelay.sessions import SessionManager
 from debugrelay.sessions._leases import OwnerUnavailable
 from debugrelay.store import Lease
+
+from ._deps import Manager
 
 _SESSION_PATH = re.compile(r"^/sessions/(sess_[A-Za-z0-9]+)(?:/|$)")
 HOPS = "x-debugrelay-hops"
@@ -139,15 +142,15 @@ class ClusterController(Controller):
     tags = ["server"]  # noqa: RUF012
 
     @get("/cluster", summary="This relay's place among replicas: ownership, recovery, peers")
-    async def cluster(self, manager: SessionManager) -> dict[str, Any]:
+    async def cluster(self, manager: Manager) -> Cluster:
         ownership = manager.ownership
         if ownership is None:
-            return {
-                "store": manager.store.name,
-                "durable": False,
-                "replicas": [],
-                "note": "sessions are kept in memory by this relay alone (set DEBUGRELAY_REDIS_URL)",
-            }
+            return Cluster(
+                store=manager.store.name,
+                durable=False,
+                replicas=[],
+                note="sessions are kept in memory by this relay alone (set DEBUGRELAY_REDIS_URL)",
+            )
         instances = await manager.store.list_instances()
         replicas = [{"instance_id": k, **v} for k, v in sorted(instances.items())]
-        return {"store": manager.store.name, "durable": True, **ownership.info(), "replicas": replicas}
+        return Cluster(store=manager.store.name, durable=True, replicas=replicas, **ownership.info())

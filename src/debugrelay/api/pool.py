@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from litestar import Controller, get
 
-from debugrelay.sessions import SessionManager
+from debugrelay.models import Pools
+
+from ._deps import Manager
 
 
 class PoolController(Controller):
     tags = ["server"]  # noqa: RUF012
 
     @get("/pool", summary="Warm pools per launcher: ready, starting, handed out, cold starts by reason")
-    async def pool(self, manager: SessionManager) -> dict[str, Any]:
+    async def pool(self, manager: Manager) -> Pools:
         pools = {name: launcher.pool_status() for name, launcher in sorted(manager.launchers.items())}
-        return {"pools": {name: status for name, status in pools.items() if status is not None}}
+        return Pools(pools={name: status for name, status in pools.items() if status is not None})

@@ -6,15 +6,17 @@ import asyncio
 import os
 import signal
 import sys
-from typing import Any
 
 import debugpy
+import msgspec
 from litestar import Controller, get, post
 
 from debugrelay import __version__
-from debugrelay.config import Settings
+from debugrelay.config import PublicSettings
 from debugrelay.launchers.remote import debuggable_processes
-from debugrelay.sessions import SessionManager
+from debugrelay.models import Health, Info, Processes, ShuttingDown
+
+from ._deps import Config, Manager
 
 CAPABILITIES = [
     "launch",
@@ -47,42 +49,39 @@ class ServerController(Controller):
     tags = ["server"]  # noqa: RUF012
 
     @get("/health", summary="Liveness and store reachability")
-    async def health(self, manager: SessionManager) -> dict[str, Any]:
+    async def health(self, manager: Manager) -> Health:
         store_ok = await manager.store.ping()
-        return {
-            "status": "ok" if store_ok else "degraded",
-            "store": manager.store.name,
-            "store_ok": store_ok,
-            **manager.counts(),
-        }
+        return Health(
+            status="ok" if store_ok else "degraded", store=manager.store.name, store_ok=store_ok, **manager.counts()
+        )
 
     @get("/info", summary="Version and capabilities")
-    async def info(self, manager: SessionManager) -> dict[str, Any]:
-        return {
-            "name": "debugrelay",
-            "version": __version__,
-            "debugpy": debugpy.__version__,
-            "python": sys.version.split()[0],
-            "launchers": sorted(manager.launchers),
-            "store": manager.store.name,
-            "durable": manager.store.durable,
-            "capabilities": CAPABILITIES,
-        }
+    async def info(self, manager: Manager) -> Info:
+        return Info(
+            name="debugrelay",
+            version=__version__,
+            debugpy=debugpy.__version__,
+            python=sys.version.split()[0],
+            launchers=sorted(manager.launchers),
+            store=manager.store.name,
+            durable=manager.store.durable,
+            capabilities=CAPABILITIES,
+        )
 
     @get("/config", summary="Settings in force (secrets hidden)")
-    async def config(self, settings: Settings) -> dict[str, Any]:
+    async def config(self, settings: Config) -> PublicSettings:
         return settings.public()
 
     @get("/processes", summary="Local Python processes that can be attached to")
-    async def processes(self) -> dict[str, Any]:
-        return {"processes": await asyncio.to_thread(debuggable_processes)}
+    async def processes(self) -> Processes:
+        return msgspec.convert({"processes": await asyncio.to_thread(debuggable_processes)}, Processes)
 
     @post(
         "/shutdown",
         status_code=200,
         summary="Stop the relay: targets end, or are left for the next relay when the store is durable",
     )
-    async def shutdown(self, manager: SessionManager) -> dict[str, Any]:
+    async def shutdown(self, manager: Manager) -> ShuttingDown:
         sessions = len(manager.sessions)
         kept = manager.ownership is not None and manager.ownership.keep_targets
 
@@ -91,4 +90,4 @@ class ServerController(Controller):
             os.kill(os.getpid(), signal.SIGTERM)
 
         asyncio.get_running_loop().call_later(0.1, lambda: asyncio.ensure_future(stop()))
-        return {"shutting_down": True, "sessions": sessions, "targets_kept": kept}
+        return ShuttingDown(shutting_down=True, sessions=sessions, targets_kept=kept)

@@ -1,5 +1,14 @@
 """Python client of the relay's HTTP API (used by the CLI and by ``debugrelay mcp --url``)."""
 
 from ._client import DEFAULT_URL, ApiError, AsyncRelayClient, RelayClient, default_token, default_url
+from ._remote import RemoteService
 
-__all__ = ["DEFAULT_URL", "ApiError", "AsyncRelayClient", "RelayClient", "default_token", "default_url"]
+__all__ = [
+    "DEFAULT_URL",
+    "ApiError",
+    "AsyncRelayClient",
+    "RelayClient",
+    "RemoteService",
+    "default_token",
+    "default_url",
+]

@@ -15,9 +15,9 @@ from litestar.types import Receive, Scope, Send
 from mcp.server.transport_security import TransportSecuritySettings
 
 from debugrelay.config import Settings, load_settings
+from debugrelay.service import DebugService, RelayService
 from debugrelay.sessions import SessionManager
 
-from ._backend import Backend, HttpBackend, LocalBackend
 from ._tools import build_server
 
 log = logging.getLogger("debugrelay.mcp")
@@ -32,17 +32,17 @@ async def serve_stdio(url: str | None = None, token: str | None = None) -> None:
     DEBUGRELAY_REDIS_URL is set); with it every tool is forwarded to the relay at ``url``.
     """
     manager: SessionManager | None = None
-    backend: Backend
+    backend: DebugService
     if url:
-        from debugrelay.client import AsyncRelayClient
+        from debugrelay.client import AsyncRelayClient, RemoteService
 
-        backend = HttpBackend(AsyncRelayClient(url, token))
+        backend = RemoteService(AsyncRelayClient(url, token))
     else:
-        from debugrelay.api.app import build_manager
+        from debugrelay.wiring import build_manager
 
         manager = build_manager(load_settings())
         await manager.start()
-        backend = LocalBackend(manager)
+        backend = RelayService(manager)
     server = build_server(backend)
     task = asyncio.current_task()
     ending = False
@@ -88,7 +88,7 @@ class McpEndpoint:
 
     def __init__(self, settings: Settings, path: str = "/mcp") -> None:
         self._manager: SessionManager | None = None
-        self.server = build_server(LocalBackend(self._get_manager))
+        self.server = build_server(RelayService(self._get_manager))
         security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
         if settings.host in LOOPBACK:
             # a relay only this machine reaches: refuse browsers' DNS-rebinding tricks (no token then)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-import os
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal
 
@@ -22,9 +21,10 @@ from pydantic import Field
 
 from debugrelay import __version__
 from debugrelay.client import ApiError
-from debugrelay.errors import InvalidRequest, RelayError, SessionNotFound
-
-from ._backend import Backend
+from debugrelay.errors import InvalidRequest, RelayError
+from debugrelay.models import AttachSpec, BreakpointView, LaunchRequest, OutputLine, PathMapping, Status, Variable
+from debugrelay.service import DebugService, policy
+from debugrelay.sessions import BreakpointRequest
 
 log = logging.getLogger("debugrelay.mcp")
 
@@ -150,24 +150,31 @@ def _clip(value: str, limit: int = VALUE_MAX) -> str:
     return value if len(value) <= limit else value[: limit - 3] + "..."
 
 
-def _abs(path: str) -> str:
-    return path if os.path.isabs(path) else os.path.abspath(path)
-
-
-def compact_variable(var: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": var.get("name"), "value": var.get("value")}
-    if var.get("type"):
-        out["type"] = var["type"]
-    if var.get("variable_reference"):
-        out["ref"] = var["variable_reference"]
-    for key in ("scope", "length", "truncated", "circular", "repr_error"):
-        if var.get(key):
-            out[key] = var[key]
+def compact_variable(var: Variable) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": var.name, "value": var.value}
+    if var.type:
+        out["type"] = var.type
+    if var.variable_reference:
+        out["ref"] = var.variable_reference
+    extra = {"scope": var.scope, "length": var.length, "truncated": var.truncated}
+    extra.update(circular=var.circular, repr_error=var.repr_error)
+    out.update({k: v for k, v in extra.items() if v})
     return out
 
 
-def compact_breakpoint(bp: dict[str, Any]) -> dict[str, Any]:
-    out = {k: v for k, v in bp.items() if v is not None}
+def plain(answer: msgspec.Struct) -> dict[str, Any]:
+    """A typed answer as the JSON object a tool returns."""
+    data: dict[str, Any] = msgspec.to_builtins(answer)
+    return data
+
+
+def _joined(lines: list[OutputLine]) -> str:
+    """Output as one text, stderr lines marked."""
+    return "".join(f"[stderr] {e.text}" if e.type == "stderr" else e.text for e in lines)
+
+
+def compact_breakpoint(view: BreakpointView) -> dict[str, Any]:
+    out = plain(view)
     if out.get("kind") == "line":
         out.pop("kind")
     if out.get("enabled") is True:
@@ -180,81 +187,53 @@ def compact_breakpoint(bp: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def parse_location(spec: str) -> dict[str, Any]:
-    """'path/to/file.py:42' -> a line breakpoint request."""
-    path, sep, line = spec.rpartition(":")
-    if not sep or not line.strip().isdigit() or not path:
-        raise InvalidRequest(
-            f"'{spec}' is not FILE:LINE",
-            details={"breakpoint": spec},
-            hint="Write breakpoints as '/abs/path/file.py:42'.",
-        )
-    return {"file": _abs(path), "line": int(line)}
-
-
 class DebugTools:
-    """The tool bodies over a :class:`Backend`; ``tools()`` makes them MCP tools."""
+    """The tool bodies over a :class:`DebugService`; ``tools()`` makes them MCP tools."""
 
-    def __init__(self, backend: Backend) -> None:
+    def __init__(self, backend: DebugService) -> None:
         self.backend = backend
         self._cursors: dict[str, str] = {}
 
     # -- sessions --------------------------------------------------------------------------
 
     async def _sid(self, session_id: str | None) -> str:
-        if session_id:
-            return session_id
-        sessions = await self.backend.list_sessions()
-        if not sessions:
-            raise SessionNotFound(
-                "there is no debug session yet", hint="Start a program with debug_launch (or debug_attach)."
-            )
-        return str(sessions[-1]["session_id"])
+        return await policy.session_or_latest(self.backend, session_id)
 
     async def _sid_or_new(self, session_id: str | None) -> str:
-        if session_id:
-            return session_id
-        sessions = await self.backend.list_sessions()
-        if sessions:
-            return str(sessions[-1]["session_id"])
-        return str((await self.backend.create_session())["session_id"])
+        return await policy.session_or_new(self.backend, session_id)
 
     # -- events ----------------------------------------------------------------------------
 
     async def _locals(self, sid: str, frame_index: int = 0, thread_id: int | None = None) -> dict[str, str]:
-        scopes = await self.backend.scopes(sid, frame_index, thread_id)
+        scopes = (await self.backend.scopes(sid, frame_index, thread_id)).scopes
         if not scopes:
             return {}
-        page = await self.backend.variables(sid, int(scopes[0]["reference"]), 0, LOCALS_MAX)
-        out = {str(v.get("name")): _clip(str(v.get("value", ""))) for v in page["variables"]}
-        more = int(page.get("total", 0)) - len(out)
+        page = await self.backend.variables(sid, scopes[0].reference, 0, LOCALS_MAX)
+        out = {v.name: _clip(v.value) for v in page.variables}
+        more = page.total - len(out)
         if more > 0:
             out["..."] = f"{more} more: debug_variables"
         return out
 
     async def _new_output(self, sid: str) -> dict[str, Any]:
         page = await self.backend.output(sid, self._cursors.get(sid), 1000)
-        if page.get("cursor"):
-            self._cursors[sid] = str(page["cursor"])
-        parts = []
-        for entry in page.get("outputs", []):
-            text = str(entry.get("text", ""))
-            parts.append(f"[stderr] {text}" if entry.get("type") == "stderr" else text)
-        text = "".join(parts)
+        if page.cursor:
+            self._cursors[sid] = page.cursor
+        text = _joined(page.outputs)
         out: dict[str, Any] = {}
         if not text:
             return out
-        if len(text) > OUTPUT_MAX or page.get("has_more"):
+        if len(text) > OUTPUT_MAX or page.has_more:
             out["output_truncated"] = "earlier output omitted: debug_output shows all of it"
             text = text[-OUTPUT_MAX:]
         out["output"] = text
         return out
 
     async def event(
-        self, sid: str, status: dict[str, Any], *, with_locals: bool = True, waited: float | None = None
+        self, sid: str, status: Status, *, with_locals: bool = True, waited: float | None = None
     ) -> dict[str, Any]:
         """A status made into an event report: source line, locals, new output, what to do next."""
-        out = dict(status)
+        out = plain(status)
         out.pop("message", None)
         state = out.get("status")
         if state == "paused":
@@ -338,40 +317,25 @@ class DebugTools:
         breakpoint/exception/entry (with locals), terminated (exit_code, output), or running after `timeout`.
         Next: inspect with debug_variables / debug_evaluate / debug_stacktrace, then debug_step_over or
         debug_continue; on an exception, exception_autopsy."""
-        sid = session_id or await self._launch_session(script, module)
+        script = policy.absolute(script, cwd) if script else None
+        sid = await policy.launch_session(self.backend, session_id, script, module)
         if breakpoints:
-            await self.backend.add_breakpoints(sid, [parse_location(b) for b in breakpoints])
+            await self.backend.add_breakpoints(sid, [policy.parse_location(b, cwd) for b in breakpoints])
         if stop_on_exception is not None:
             await self.backend.set_exception_breakpoints(sid, EXCEPTION_MODES[stop_on_exception], [])
-        spec = {
-            "script": _abs(script) if script and not cwd else script,
-            "module": module,
-            "args": args or [],
-            "env": env or {},
-            "cwd": cwd,
-            "python": python,
-            "stop_on_entry": stop_on_entry,
-            "stop_on_exception": stop_on_exception or "uncaught",
-        }
-        await self.backend.launch(sid, {k: v for k, v in spec.items() if v is not None})
+        spec = LaunchRequest(
+            script=script,
+            module=module,
+            args=args or [],
+            env=env or {},
+            cwd=cwd,
+            python=python,
+            stop_on_entry=stop_on_entry,
+            stop_on_exception=stop_on_exception or "uncaught",
+        )
+        await self.backend.launch(sid, spec)
         status = await self.backend.wait(sid, timeout, False)
         return await self.event(sid, status, with_locals=locals, waited=timeout)
-
-    async def _launch_session(self, script: str | None, module: str | None) -> str:
-        """The most recent session when it waits for a launch or ran the same program (a run still going is
-        ended first: launching again means "restart"); otherwise a new session."""
-        sessions = await self.backend.list_sessions()
-        if sessions:
-            latest = sessions[-1]
-            sid = str(latest["session_id"])
-            if latest.get("status") == "created":
-                return sid
-            launch = (await self.backend.session(sid)).get("launch") or {}
-            if (module and launch.get("module") == module) or (script and launch.get("script") == _abs(script)):
-                if latest.get("status") in ("launching", "running", "paused"):
-                    await self.backend.terminate(sid)
-                return sid
-        return str((await self.backend.create_session())["session_id"])
 
     async def debug_attach(
         self,
@@ -390,11 +354,9 @@ class DebugTools:
 
         Answers with the new session's status; the program keeps running. Next: debug_set_breakpoint, then
         make the program reach that code and call breakpoint_wait. debug_disconnect leaves it running."""
-        spec: dict[str, Any] = {"host": host, "port": port, "pid": pid}
-        if path_mappings:
-            spec["path_mappings"] = [{"local_root": k, "remote_root": v} for k, v in path_mappings.items()]
-        view = await self.backend.attach_session({k: v for k, v in spec.items() if v is not None})
-        sid = str(view["session_id"])
+        mappings = [PathMapping(local_root=k, remote_root=v) for k, v in (path_mappings or {}).items()]
+        spec = AttachSpec(host=host, port=port, pid=pid, path_mappings=mappings)
+        sid = (await self.backend.create_session(attach=spec)).session_id
         return await self.event(sid, await self.backend.status(sid), with_locals=False)
 
     # -- breakpoints -----------------------------------------------------------------------
@@ -432,14 +394,17 @@ class DebugTools:
         checked against the source: verified=false comes with a message and a suggested line. Answers with
         breakpoint_id (for debug_remove_breakpoint). Next: debug_launch, or debug_continue to reach it."""
         sid = await self._sid_or_new(session_id)
-        request: dict[str, Any] = {"condition": condition, "hit_condition": hit_condition, "log_message": log_message}
-        if function:
-            request["function"] = function
-        else:
-            if not file or line is None:
-                raise InvalidRequest("give file and line, or function", hint="e.g. file='/app/main.py', line=42")
-            request.update(file=_abs(file), line=line)
-        created = await self.backend.add_breakpoints(sid, [{k: v for k, v in request.items() if v is not None}])
+        if not function and (not file or line is None):
+            raise InvalidRequest("give file and line, or function", hint="e.g. file='/app/main.py', line=42")
+        request = BreakpointRequest(
+            file=None if function else policy.absolute(str(file)),
+            line=None if function else line,
+            function=function,
+            condition=condition,
+            hit_condition=hit_condition,
+            log_message=log_message,
+        )
+        created = await self.backend.add_breakpoints(sid, [request])
         return {"session_id": sid, **compact_breakpoint(created[0])}
 
     async def debug_remove_breakpoint(
@@ -476,7 +441,7 @@ class DebugTools:
         exception_autopsy. Answers with the filters in force."""
         sid = await self._sid_or_new(session_id)
         result = await self.backend.set_exception_breakpoints(sid, list(filters), exception_types or [])
-        return {"session_id": sid, **result}
+        return {"session_id": sid, **plain(result)}
 
     # -- execution control -----------------------------------------------------------------
 
@@ -554,7 +519,7 @@ class DebugTools:
         """Pause a running program wherever it is (e.g. one that hangs or loops) and report where."""
         sid = await self._sid(session_id)
         status = await self.backend.pause(sid)
-        if status.get("status") in ("running", "launching"):
+        if status.status in ("running", "launching"):
             status = await self.backend.wait(sid, timeout, False)
         return await self.event(sid, status, with_locals=locals, waited=timeout)
 
@@ -596,8 +561,8 @@ class DebugTools:
         breakpoints, unless forget=true."""
         sid = await self._sid(session_id)
         view = await self.backend.session(sid)
-        if view.get("status") in ("launching", "running", "paused"):
-            kill = terminate if terminate is not None else view.get("mode") != "attach"
+        if view.status in policy.RUNNING:
+            kill = terminate if terminate is not None else view.mode != "attach"
             status = await (self.backend.terminate(sid) if kill else self.backend.detach(sid))
         else:
             status = await self.backend.status(sid)
@@ -615,11 +580,11 @@ class DebugTools:
         Answers status (created, running, paused, terminated, failed), the pause location or exception, the
         exit code, the launch, the breakpoints with hit counts, and the other sessions. Use it when unsure
         what state the program is in."""
-        sessions = await self.backend.list_sessions()
+        sessions = (await self.backend.list_sessions()).sessions
         if not sessions and not session_id:
             return {"sessions": [], "hint": "No session yet: debug_launch starts a program."}
-        sid = session_id or str(sessions[-1]["session_id"])
-        view = await self.backend.session(sid)
+        sid = session_id or sessions[-1].session_id
+        view = plain(await self.backend.session(sid))
         keep = (
             "session_id",
             "name",
@@ -639,10 +604,8 @@ class DebugTools:
         launch = view.get("launch") or {}
         if launch:
             out["launch"] = {k: launch[k] for k in ("script", "module", "args", "cwd") if launch.get(k)}
-        out["breakpoints"] = [compact_breakpoint(b) for b in await self.backend.breakpoints(sid)]
-        others = [
-            {"session_id": s["session_id"], "status": s.get("status")} for s in sessions if s["session_id"] != sid
-        ]
+        out["breakpoints"] = [compact_breakpoint(b) for b in (await self.backend.breakpoints(sid)).breakpoints]
+        others = [{"session_id": s.session_id, "status": s.status} for s in sessions if s.session_id != sid]
         if others:
             out["other_sessions"] = others
         return out
@@ -661,15 +624,11 @@ class DebugTools:
         Answers text and a cursor; pass the cursor as `since` to read only newer output."""
         sid = await self._sid(session_id)
         page = await self.backend.output(sid, since, limit)
-        text = "".join(
-            f"[stderr] {e.get('text', '')}" if e.get("type") == "stderr" else str(e.get("text", ""))
-            for e in page.get("outputs", [])
-        )
-        out: dict[str, Any] = {"session_id": sid, "text": text, "cursor": page.get("cursor")}
-        if page.get("has_more"):
+        out: dict[str, Any] = {"session_id": sid, "text": _joined(page.outputs), "cursor": page.cursor}
+        if page.has_more:
             out["has_more"] = True
-        if page.get("dropped"):
-            out["dropped"] = page["dropped"]
+        if page.dropped:
+            out["dropped"] = page.dropped
         return out
 
     # -- inspection ------------------------------------------------------------------------
@@ -686,13 +645,13 @@ class DebugTools:
         Values with 'ref' are containers/objects: expand them with variables_get(expand='name.attr[0]') or
         object_inspect. Fails with NOT_PAUSED while the program runs."""
         sid = await self._sid(session_id)
-        scopes = await self.backend.scopes(sid, frame_index, thread_id)
+        scopes = (await self.backend.scopes(sid, frame_index, thread_id)).scopes
         out: dict[str, Any] = {"session_id": sid, "frame_index": frame_index, "variables": []}
         if scopes:
-            page = await self.backend.variables(sid, int(scopes[0]["reference"]), 0, 100)
-            out["variables"] = [compact_variable(v) for v in page["variables"]]
-            if page.get("has_more"):
-                out.update(total=page.get("total"), has_more=True)
+            page = await self.backend.variables(sid, scopes[0].reference, 0, 100)
+            out["variables"] = [compact_variable(v) for v in page.variables]
+            if page.has_more:
+                out.update(total=page.total, has_more=True)
         return out
 
     async def variables_get(
@@ -722,16 +681,16 @@ class DebugTools:
 
         Large collections page with start/count (total, has_more). Fails with NOT_PAUSED while running."""
         sid = await self._sid(session_id)
-        result = await self.backend.frame_variables(
+        result = await self.backend.scoped_variables(
             sid, scope=scope, frame_index=frame_index, thread_id=thread_id, expand=expand, start=start, count=count
         )
         out: dict[str, Any] = {"session_id": sid}
-        for key in ("parent", "type", "value"):
-            if expand and result.get(key) is not None:
-                out[key] = result[key]
-        out["variables"] = [compact_variable(v) for v in result.get("variables", [])]
-        if result.get("has_more"):
-            out.update(total=result.get("total"), has_more=True)
+        if expand:
+            parent = {"parent": result.parent, "type": result.type, "value": result.value}
+            out.update({k: v for k, v in parent.items() if v is not None})
+        out["variables"] = [compact_variable(v) for v in result.variables]
+        if result.has_more:
+            out.update(total=result.total, has_more=True)
         return out
 
     async def debug_evaluate(
@@ -776,10 +735,10 @@ class DebugTools:
             thread_id=thread_id,
             format=None if format == "default" else format,
         )
-        out = {"result": result.get("result"), "type": result.get("type")}
-        if result.get("variable_reference"):
-            out["ref"] = result["variable_reference"]
-        if result.get("truncated"):
+        out: dict[str, Any] = {"result": result.result, "type": result.type}
+        if result.variable_reference:
+            out["ref"] = result.variable_reference
+        if result.truncated:
             out["truncated"] = True
         return out
 
@@ -795,7 +754,7 @@ class DebugTools:
         Use frame_index (the frame's 'id') with debug_variables / debug_evaluate to look at a caller. Library
         frames are marked is_external. Fails with NOT_PAUSED while the program runs."""
         sid = await self._sid(session_id)
-        return await self.backend.stacktrace(sid, thread_id, 0, max_frames)
+        return plain(await self.backend.stacktrace(sid, thread_id, 0, max_frames))
 
     async def stacktrace_get(
         self,
@@ -809,14 +768,14 @@ class DebugTools:
 
         Frames' 'id' is the frame_index other tools take. Fails with NOT_PAUSED while the program runs."""
         sid = await self._sid(session_id)
-        return await self.backend.stacktrace(sid, thread_id, start_frame, max_frames)
+        return plain(await self.backend.stacktrace(sid, thread_id, start_frame, max_frames))
 
     async def threads_list(self, *, session_id: SessionId = None) -> dict[str, Any]:
         """The program's threads: id, name, whether stopped, and which one is current.
 
         Use a thread's id as thread_id in stacktrace_get / variables_get to look at another thread."""
         sid = await self._sid(session_id)
-        return {"session_id": sid, "threads": await self.backend.threads(sid)}
+        return {"session_id": sid, **plain(await self.backend.threads(sid))}
 
     async def object_inspect(
         self,
@@ -859,12 +818,13 @@ class DebugTools:
         Use it right after an answer with reason 'exception'. Fails with NO_EXCEPTION when the program is
         paused elsewhere."""
         sid = await self._sid(session_id)
-        return await self.backend.autopsy(
+        found = await self.backend.autopsy(
             sid,
             max_frames=max_frames,
             include_variables_for_frames=include_variables_for_frames,
             max_inner_depth=max_inner_depth,
         )
+        return plain(found)
 
     # -- registration ----------------------------------------------------------------------
 
@@ -931,7 +891,7 @@ def _describe(fn: Callable[..., Any]) -> str:
     return "\n".join(" ".join(line.strip() for line in p.splitlines() if line.strip()) for p in paragraphs)
 
 
-def build_server(backend: Backend) -> MCPServer[Any]:
+def build_server(backend: DebugService) -> MCPServer[Any]:
     """An MCP server whose tools drive ``backend``."""
     return MCPServer(
         "debugrelay",

@@ -453,7 +453,13 @@ def _new_id(record: SessionRecord) -> str:
 
 
 def parse_requests(body: Any) -> tuple[list[BreakpointRequest], bool]:
-    """Accept one breakpoint, a list, or {"breakpoints": [...]}; return (requests, was_many)."""
+    """Accept one breakpoint, a list, or {"breakpoints": [...]}; return (valid requests, was_many)."""
+    reqs, many = decode_requests(body)
+    return validate_all(reqs), many
+
+
+def decode_requests(body: Any) -> tuple[list[BreakpointRequest], bool]:
+    """Accept one breakpoint, a list, or {"breakpoints": [...]}; return (requests, was_many), unvalidated."""
     if not isinstance(body, list | dict):
         raise InvalidRequest(
             "a breakpoint must be a JSON object, or a list of them", hint='Send {"source": {"path": ...}, "line": N}.'
@@ -471,16 +477,24 @@ def parse_requests(body: Any) -> tuple[list[BreakpointRequest], bool]:
                 f"invalid breakpoint{f' #{index + 1}' if many else ''}: {exc}",
                 details={"index": index, "validation": str(exc)},
             ) from exc
+    return reqs, many
+
+
+def validate_all(reqs: list[BreakpointRequest]) -> list[BreakpointRequest]:
+    """Every request checked (conditions compile, a line or a function given); the first bad one names
+    its index and that none was set."""
+    if not reqs:
+        raise InvalidRequest("no breakpoint given", hint='Send {"source": {"path": ...}, "line": N}.')
     out = []
     for index, req in enumerate(reqs):
         try:
             out.append(validate_request(req))
         except RelayError as exc:
-            if many:
+            if len(reqs) > 1:
                 exc.details = {"index": index, **exc.details}
                 exc.message = f"breakpoint #{index + 1}: {exc.message} (none of the {len(reqs)} was set)"
             raise
-    return out, many
+    return out
 
 
 def record_from(req: BreakpointRequest) -> BreakpointRecord:

@@ -1,0 +1,212 @@
+"""The relay's operations through its HTTP API: the same typed answers as in process."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import msgspec
+
+from debugrelay.models import (
+    AttachSpec,
+    Autopsy,
+    BreakpointList,
+    BreakpointView,
+    Deleted,
+    EvaluateResult,
+    ExceptionFiltersView,
+    LaunchRequest,
+    OutputPage,
+    ScopedVariables,
+    Scopes,
+    SessionDetail,
+    SessionList,
+    StackTrace,
+    Status,
+    Threads,
+    VariablesPage,
+)
+from debugrelay.service import DebugService
+from debugrelay.sessions import BreakpointRequest
+
+from ._client import ApiError, AsyncRelayClient
+
+T = TypeVar("T")
+
+
+def _typed(data: Any, kind: type[T]) -> T:
+    return msgspec.convert(data, kind)
+
+
+def _body(spec: msgspec.Struct) -> dict[str, Any]:
+    """A request Struct as JSON, without the fields left unset."""
+    return {k: v for k, v in msgspec.to_builtins(spec).items() if v is not None}
+
+
+class RemoteService(DebugService):
+    """A running relay (``debugrelay mcp --url URL``, the CLI); errors arrive as :class:`ApiError`."""
+
+    def __init__(self, client: AsyncRelayClient) -> None:
+        self.client = client
+
+    async def list_sessions(self) -> SessionList:
+        return _typed(await self.client.list_sessions(), SessionList)
+
+    async def create_session(
+        self,
+        *,
+        name: str | None = None,
+        timeout_minutes: float | None = None,
+        attach: AttachSpec | None = None,
+        launch: LaunchRequest | None = None,
+    ) -> SessionDetail:
+        body: dict[str, Any] = {"name": name, "timeout_minutes": timeout_minutes}
+        if attach is not None:
+            body.update(mode="attach", **_body(attach))
+        if launch is not None:
+            body["launch"] = _body(launch)
+        return _typed(await self.client.create_session(**body), SessionDetail)
+
+    async def session(self, session_id: str) -> SessionDetail:
+        return _typed(await self.client.get_session(session_id), SessionDetail)
+
+    async def delete_session(self, session_id: str) -> Deleted:
+        return _typed(await self.client.delete_session(session_id), Deleted)
+
+    async def status(self, session_id: str) -> Status:
+        return _typed(await self.client.status(session_id), Status)
+
+    async def launch(self, session_id: str, spec: LaunchRequest) -> Status:
+        return _typed(await self.client.launch(session_id, _body(spec)), Status)
+
+    async def resume(self, session_id: str, command: str, thread_id: int | None = None, wait: float = 0.0) -> Status:
+        return _typed(await self.client.resume(session_id, command, thread_id=thread_id, wait=wait), Status)
+
+    async def pause(self, session_id: str) -> Status:
+        return _typed(await self.client.pause(session_id), Status)
+
+    async def wait(self, session_id: str, timeout: float = 30.0, include_autopsy: bool = False) -> Status:
+        return _typed(await self.client.wait(session_id, timeout, include_autopsy), Status)
+
+    async def restart(self, session_id: str) -> Status:
+        return _typed(await self.client.restart(session_id), Status)
+
+    async def terminate(self, session_id: str) -> Status:
+        return _typed(await self.client.terminate(session_id), Status)
+
+    async def detach(self, session_id: str) -> Status:
+        return _typed(await self.client.detach(session_id), Status)
+
+    async def output(
+        self, session_id: str, since: str | None = None, limit: int = 200, stream: str | None = None
+    ) -> OutputPage:
+        return _typed(await self.client.output(session_id, since, limit, stream), OutputPage)
+
+    async def breakpoints(self, session_id: str) -> BreakpointList:
+        return _typed(await self.client.breakpoints(session_id), BreakpointList)
+
+    async def add_breakpoints(self, session_id: str, requests: list[BreakpointRequest]) -> list[BreakpointView]:
+        data = await self.client.add_breakpoints(session_id, [_body(r) for r in requests])
+        return _typed(data, BreakpointList).breakpoints
+
+    async def remove_breakpoint(self, session_id: str, breakpoint_id: str) -> Deleted:
+        return _typed(await self.client.remove_breakpoint(session_id, breakpoint_id), Deleted)
+
+    async def set_exception_breakpoints(
+        self, session_id: str, filters: list[str], exception_types: list[str]
+    ) -> ExceptionFiltersView:
+        data = await self.client.set_exception_breakpoints(session_id, filters, exception_types)
+        return _typed(data, ExceptionFiltersView)
+
+    async def threads(self, session_id: str) -> Threads:
+        return _typed(await self.client.threads(session_id), Threads)
+
+    async def stacktrace(
+        self, session_id: str, thread_id: int | None = None, start: int = 0, count: int = 20
+    ) -> StackTrace:
+        return _typed(await self.client.stacktrace(session_id, thread_id, start, count), StackTrace)
+
+    async def scopes(self, session_id: str, frame_index: int = 0, thread_id: int | None = None) -> Scopes:
+        return _typed(await self.client.scopes(session_id, frame_index, thread_id), Scopes)
+
+    async def variables(
+        self, session_id: str, reference: int, start: int = 0, count: int | None = None
+    ) -> VariablesPage:
+        return _typed(await self.client.variables(session_id, reference, start, count), VariablesPage)
+
+    async def scoped_variables(
+        self,
+        session_id: str,
+        *,
+        scope: str = "all",
+        frame_index: int = 0,
+        thread_id: int | None = None,
+        expand: str | None = None,
+        start: int = 0,
+        count: int | None = None,
+    ) -> ScopedVariables:
+        data = await self.client.frame_variables_by_scope(
+            session_id,
+            scope=scope,
+            frame_index=frame_index,
+            thread_id=thread_id,
+            expand=expand,
+            start=start,
+            count=count,
+        )
+        return _typed(data, ScopedVariables)
+
+    async def evaluate(
+        self,
+        session_id: str,
+        expression: str,
+        *,
+        frame_index: int | None = 0,
+        thread_id: int | None = None,
+        context: str = "repl",
+        format: str | None = None,
+    ) -> EvaluateResult:
+        data = await self.client.evaluate(
+            session_id, expression, frame_index=frame_index, thread_id=thread_id, context=context, format=format
+        )
+        return _typed(data, EvaluateResult)
+
+    async def source_line(self, session_id: str, path: str, line: int) -> str | None:
+        try:
+            data = await self.client.source(session_id, path, line, line)
+        except ApiError:  # the line is a courtesy: never fail a stop report for it
+            return None
+        text = str(data.get("content") or "")
+        return text.rstrip("\n") if text else None
+
+    async def autopsy(
+        self,
+        session_id: str,
+        *,
+        max_frames: int = 10,
+        include_variables_for_frames: int = 1,
+        max_inner_depth: int = 5,
+    ) -> Autopsy:
+        data = await self.client.autopsy(
+            session_id,
+            max_frames=max_frames,
+            include_variables_for_frames=include_variables_for_frames,
+            max_inner_depth=max_inner_depth,
+        )
+        return _typed(data, Autopsy)
+
+    async def object_inspect(
+        self,
+        session_id: str,
+        object_ref: str,
+        *,
+        depth: int = 1,
+        frame_index: int = 0,
+        thread_id: int | None = None,
+    ) -> dict[str, Any]:
+        data: dict[str, Any] = await self.client.object_inspect(
+            session_id, object_ref, depth=depth, frame_index=frame_index, thread_id=thread_id
+        )
+        return data
+
+    async def close(self) -> None:
+        await self.client.aclose()

@@ -1,0 +1,192 @@
+"""The operations an agent-facing adapter drives, whether the relay runs in this process or elsewhere.
+
+:class:`RelayService` answers them in this process; ``debugrelay.client.RemoteService`` answers the
+same ones through a running relay's HTTP API. Both return the same typed answers, so an MCP tool or
+a CLI command behaves the same whichever it is given.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Any
+
+from debugrelay.models import (
+    AttachSpec,
+    Autopsy,
+    BreakpointList,
+    BreakpointView,
+    Deleted,
+    EvaluateResult,
+    ExceptionFiltersView,
+    LaunchRequest,
+    OutputPage,
+    ScopedVariables,
+    Scopes,
+    SessionDetail,
+    SessionList,
+    StackTrace,
+    Status,
+    Threads,
+    VariablesPage,
+)
+from debugrelay.sessions import BreakpointRequest
+
+
+class DebugService(abc.ABC):
+    """What the MCP tools and the CLI ask for; every answer is a typed model."""
+
+    @abc.abstractmethod
+    async def list_sessions(self) -> SessionList:
+        """Sessions, oldest first."""
+
+    @abc.abstractmethod
+    async def create_session(
+        self,
+        *,
+        name: str | None = None,
+        timeout_minutes: float | None = None,
+        attach: AttachSpec | None = None,
+        launch: LaunchRequest | None = None,
+    ) -> SessionDetail:
+        """A new session: ``created``, attached when ``attach`` is given, launched when ``launch`` is."""
+
+    @abc.abstractmethod
+    async def session(self, session_id: str) -> SessionDetail:
+        """Session detail, read from the record only (the debugger is not asked)."""
+
+    @abc.abstractmethod
+    async def delete_session(self, session_id: str) -> Deleted:
+        """End the target and forget the session."""
+
+    @abc.abstractmethod
+    async def status(self, session_id: str) -> Status:
+        """Compact status, read from the record only."""
+
+    @abc.abstractmethod
+    async def launch(self, session_id: str, spec: LaunchRequest) -> Status:
+        """Start the program; answers as soon as it runs."""
+
+    @abc.abstractmethod
+    async def resume(self, session_id: str, command: str, thread_id: int | None = None, wait: float = 0.0) -> Status:
+        """continue/step-*; waits up to ``wait`` s for the next stop (``timed_out`` when none came)."""
+
+    @abc.abstractmethod
+    async def pause(self, session_id: str) -> Status:
+        """Pause the running target."""
+
+    @abc.abstractmethod
+    async def wait(self, session_id: str, timeout: float = 30.0, include_autopsy: bool = False) -> Status:
+        """Long-poll until paused or ended (the current stop when already paused)."""
+
+    @abc.abstractmethod
+    async def restart(self, session_id: str) -> Status:
+        """Run the program again with the same launch and breakpoints."""
+
+    @abc.abstractmethod
+    async def terminate(self, session_id: str) -> Status:
+        """Kill the target; the session stays."""
+
+    @abc.abstractmethod
+    async def detach(self, session_id: str) -> Status:
+        """Disconnect and leave the target running."""
+
+    @abc.abstractmethod
+    async def output(
+        self, session_id: str, since: str | None = None, limit: int = 200, stream: str | None = None
+    ) -> OutputPage:
+        """Output entries after a cursor."""
+
+    @abc.abstractmethod
+    async def breakpoints(self, session_id: str) -> BreakpointList:
+        """The session's breakpoints with verification and hit counts."""
+
+    @abc.abstractmethod
+    async def add_breakpoints(self, session_id: str, requests: list[BreakpointRequest]) -> list[BreakpointView]:
+        """Set breakpoints, validated against the source first; all or none."""
+
+    @abc.abstractmethod
+    async def remove_breakpoint(self, session_id: str, breakpoint_id: str) -> Deleted:
+        """Remove one breakpoint."""
+
+    @abc.abstractmethod
+    async def set_exception_breakpoints(
+        self, session_id: str, filters: list[str], exception_types: list[str]
+    ) -> ExceptionFiltersView:
+        """Which exceptions pause the target."""
+
+    @abc.abstractmethod
+    async def threads(self, session_id: str) -> Threads:
+        """Threads of the target."""
+
+    @abc.abstractmethod
+    async def stacktrace(
+        self, session_id: str, thread_id: int | None = None, start: int = 0, count: int = 20
+    ) -> StackTrace:
+        """Frames of a paused thread (frame ids are indexes, 0 = top)."""
+
+    @abc.abstractmethod
+    async def scopes(self, session_id: str, frame_index: int = 0, thread_id: int | None = None) -> Scopes:
+        """Scopes (Locals, Globals) of a frame."""
+
+    @abc.abstractmethod
+    async def variables(
+        self, session_id: str, reference: int, start: int = 0, count: int | None = None
+    ) -> VariablesPage:
+        """Children of a scope or an expandable value."""
+
+    @abc.abstractmethod
+    async def scoped_variables(
+        self,
+        session_id: str,
+        *,
+        scope: str = "all",
+        frame_index: int = 0,
+        thread_id: int | None = None,
+        expand: str | None = None,
+        start: int = 0,
+        count: int | None = None,
+    ) -> ScopedVariables:
+        """A frame's variables by scope (locals, arguments, globals, all), or the children of a path."""
+
+    @abc.abstractmethod
+    async def evaluate(
+        self,
+        session_id: str,
+        expression: str,
+        *,
+        frame_index: int | None = 0,
+        thread_id: int | None = None,
+        context: str = "repl",
+        format: str | None = None,
+    ) -> EvaluateResult:
+        """Evaluate in a paused frame; ``format`` hex/binary applies to integers."""
+
+    @abc.abstractmethod
+    async def source_line(self, session_id: str, path: str, line: int) -> str | None:
+        """One line of a source file, or None when it cannot be read."""
+
+    @abc.abstractmethod
+    async def autopsy(
+        self,
+        session_id: str,
+        *,
+        max_frames: int = 10,
+        include_variables_for_frames: int = 1,
+        max_inner_depth: int = 5,
+    ) -> Autopsy:
+        """The whole exception context in one answer."""
+
+    @abc.abstractmethod
+    async def object_inspect(
+        self,
+        session_id: str,
+        object_ref: str,
+        *,
+        depth: int = 1,
+        frame_index: int = 0,
+        thread_id: int | None = None,
+    ) -> dict[str, Any]:
+        """An object's fields, expanded to a depth."""
+
+    async def close(self) -> None:  # noqa: B027 - optional hook
+        """Release what the service holds."""

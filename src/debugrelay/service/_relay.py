@@ -1,0 +1,558 @@
+"""Every operation a client can ask of the relay, written once over the session manager.
+
+The HTTP API, both MCP backends and the CLI are adapters over these methods: they parse their own
+input, call one operation, and present the typed answer in their own way.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import msgspec
+
+from debugrelay import inspect as inspection
+from debugrelay.errors import FileNotFound, InvalidRequest, NotFound
+from debugrelay.models import (
+    AttachSpec,
+    Autopsy,
+    BreakpointList,
+    BreakpointRecord,
+    BreakpointView,
+    Changes,
+    ChildrenPage,
+    Cleared,
+    Completion,
+    Completions,
+    Deleted,
+    EvaluateResult,
+    ExceptionFilters,
+    ExceptionFiltersView,
+    InputSent,
+    LaunchRequest,
+    OutputLine,
+    OutputPage,
+    Ping,
+    Profile,
+    ProfileApplied,
+    ProfileList,
+    ProfileSaved,
+    ScopedVariables,
+    Scopes,
+    SessionDetail,
+    SessionList,
+    SessionSummary,
+    SetVariableResult,
+    SourceText,
+    StackTrace,
+    Status,
+    Threads,
+    VariablesPage,
+    Watches,
+    WatchValue,
+)
+from debugrelay.sessions import BreakpointRequest, BreakpointUpdate, Session, SessionManager, breakpoints, watches
+from debugrelay.sessions._source import read_source
+from debugrelay.sessions._transfer import SessionDocument, clone, export, import_session
+from debugrelay.sessions._views import session_view, status_view
+
+from ._base import DebugService
+
+MAX_WAIT = 300.0  # seconds one call may wait for the next stop
+STEP_WAIT = 10.0  # a step answers with the new location: wait for it unless told otherwise
+MAX_PAGE = 1000
+OUTPUT_PAGE_MAX = 10_000
+CONTEXTS = ("watch", "repl", "hover", "clipboard", "variables")
+FORMATS = (None, "default", "hex", "binary")
+SUMMARY_FIELDS = frozenset({"name", "type", "length", "expandable", "variable_reference", "index"})
+_PROFILE_NAME = re.compile(r"[\w.@-]{1,100}")
+_PROFILE_FIELDS = ("id", "verified", "hit_count", "dap_id", "internal", "pending", "message", "suggestion")
+
+
+def wait_seconds(value: float | None, default: float) -> float:
+    """A wait or timeout a client gave, checked; ``default`` when it gave none."""
+    if value is None:
+        return default
+    if not 0 <= value <= MAX_WAIT:
+        raise InvalidRequest(f"wait/timeout must be between 0 and {MAX_WAIT:g} seconds", details={"timeout": value})
+    return value
+
+
+def check_page(start: int, count: int | None, max_count: int = MAX_PAGE) -> None:
+    if start < 0:
+        raise InvalidRequest("start must be >= 0", details={"start": start})
+    if count is not None and not 1 <= count <= max_count:
+        raise InvalidRequest(f"count must be between 1 and {max_count}", details={"count": count})
+
+
+def format_number(result: EvaluateResult, fmt: str | None) -> EvaluateResult:
+    """An integer result shown in hex or binary; anything else (bool included) as debugpy gave it."""
+    if fmt in ("hex", "binary") and result.type == "int" and result.result.lstrip("-").isdigit():
+        value = int(result.result)
+        result.result = hex(value) if fmt == "hex" else bin(value)
+    return result
+
+
+def _ended(session: Session) -> bool:
+    return session.status in ("terminated", "failed")
+
+
+def breakpoint_view(bp: BreakpointRecord, ended: bool = False) -> BreakpointView:
+    return msgspec.convert(breakpoints.view(bp, ended), BreakpointView)
+
+
+def _no_profile(name: str) -> NotFound:
+    return NotFound(
+        f"no breakpoint profile '{name}' (or it could not be read)", details={"name": name}, hint="List the profiles."
+    )
+
+
+def _profile_entry(bp: BreakpointRecord) -> dict[str, Any]:
+    data: dict[str, Any] = msgspec.to_builtins(bp)
+    for key in _PROFILE_FIELDS:
+        data.pop(key, None)
+    return data
+
+
+class RelayService(DebugService):
+    """The relay's operations over this process's :class:`SessionManager`.
+
+    ``manager`` may be a callable returning it, for adapters built before the relay has started.
+    """
+
+    def __init__(self, manager: SessionManager | Any) -> None:
+        self._manager = manager
+
+    @property
+    def manager(self) -> SessionManager:
+        m = self._manager
+        return m if isinstance(m, SessionManager) else m()
+
+    def _get(self, session_id: str) -> Session:
+        return self.manager.get(session_id)
+
+    def _status(self, session: Session, **extra: Any) -> Status:
+        return msgspec.convert({**status_view(session, self.manager.expires_in(session)), **extra}, Status)
+
+    def _detail(self, session: Session, **extra: Any) -> SessionDetail:
+        view = session_view(session, self.manager.expires_in(session))
+        return msgspec.convert({**view, **extra}, SessionDetail)
+
+    # -- sessions ------------------------------------------------------------------------------------
+
+    async def list_sessions(self) -> SessionList:
+        mgr = self.manager
+        found = [
+            msgspec.convert({**status_view(s, mgr.expires_in(s)), "name": s.record.name}, SessionSummary)
+            for s in await mgr.list_all()
+        ]
+        return SessionList(sessions=found, total=len(found))
+
+    async def create_session(
+        self,
+        *,
+        name: str | None = None,
+        timeout_minutes: float | None = None,
+        attach: AttachSpec | None = None,
+        launch: LaunchRequest | None = None,
+    ) -> SessionDetail:
+        session = await self.manager.create(name=name, timeout_minutes=timeout_minutes, attach=attach)
+        if launch is not None:
+            await session.launch(launch)
+        return self._detail(session)
+
+    async def session(self, session_id: str) -> SessionDetail:
+        return self._detail(self._get(session_id))
+
+    async def update_session(
+        self, session_id: str, *, name: str | None = None, timeout_minutes: float | None = None
+    ) -> SessionDetail:
+        session = self._get(session_id)
+        if timeout_minutes is not None and timeout_minutes <= 0:
+            raise InvalidRequest("timeout_minutes must be > 0", details={"timeout_minutes": timeout_minutes})
+        if name is not None:
+            session.record.name = name
+        if timeout_minutes is not None:
+            session.record.timeout_minutes = timeout_minutes
+            self.manager.poke()
+        await session.save()
+        return self._detail(session)
+
+    async def delete_session(self, session_id: str) -> Deleted:
+        await self.manager.delete(session_id)
+        return Deleted(deleted=True, session_id=session_id)
+
+    async def status(self, session_id: str) -> Status:
+        return self._status(self._get(session_id))
+
+    async def ping(self, session_id: str) -> Ping:
+        session = self._get(session_id)
+        expires = round(self.manager.expires_in(session), 1)
+        return Ping(ok=True, status=session.record.status, expires_in_seconds=expires)
+
+    # -- running the program --------------------------------------------------------------------------
+
+    async def launch(self, session_id: str, spec: LaunchRequest) -> Status:
+        session = self._get(session_id)
+        await session.launch(spec)
+        return self._status(session)
+
+    async def attach(self, session_id: str, spec: AttachSpec) -> Status:
+        session = self._get(session_id)
+        await session.attach(spec)
+        return self._status(session)
+
+    async def resume(self, session_id: str, command: str, thread_id: int | None = None, wait: float = 0.0) -> Status:
+        """continue/step-*: waits up to ``wait`` s for the next stop; ``timed_out`` when none came."""
+        wait = wait_seconds(wait, 0.0)
+        session = self._get(session_id)
+        seen = session.record.stop_count
+        await session.resume(command, thread_id, wait)
+        if wait and session.status == "running" and session.record.stop_count == seen:
+            return self._status(session, timed_out=True, message=f"still running after {wait:g}s")
+        return self._status(session)
+
+    async def pause(self, session_id: str) -> Status:
+        session = self._get(session_id)
+        await session.pause()
+        return self._status(session)
+
+    async def wait(self, session_id: str, timeout: float = 30.0, include_autopsy: bool = False) -> Status:
+        """Until the target pauses or ends (the current stop when already paused)."""
+        timeout = wait_seconds(timeout, 30.0)
+        session = self._get(session_id)
+        done = await session.wait(timeout)
+        session.touch()
+        status = self._status(session, timed_out=not done)
+        stop = session.record.stop
+        if include_autopsy and session.status == "paused" and stop is not None and stop.exception is not None:
+            status.autopsy = await self.autopsy(session_id)
+        return status
+
+    async def restart(self, session_id: str) -> Status:
+        session = self._get(session_id)
+        await session.restart()
+        return self._status(session)
+
+    async def detach(self, session_id: str) -> Status:
+        session = self._get(session_id)
+        await session.detach()
+        return self._status(session)
+
+    async def terminate(self, session_id: str) -> Status:
+        session = self._get(session_id)
+        await session.terminate()
+        return self._status(session)
+
+    # -- output and input -------------------------------------------------------------------------------
+
+    async def output(
+        self, session_id: str, since: str | None = None, limit: int = 200, stream: str | None = None
+    ) -> OutputPage:
+        if not 1 <= limit <= OUTPUT_PAGE_MAX:
+            raise InvalidRequest(f"limit must be between 1 and {OUTPUT_PAGE_MAX}", details={"limit": limit})
+        session = self._get(session_id)
+        await session.output.flush()
+        page = await self.manager.store.read_output(session_id, since, limit)
+        lines = [
+            OutputLine(type=e.type, text=e.text, timestamp=e.timestamp)
+            for e in page.entries
+            if stream is None or e.type == stream
+        ]
+        out = OutputPage(outputs=lines, cursor=page.cursor, has_more=page.has_more)
+        if page.dropped:
+            out.dropped = page.dropped if page.dropped > 0 else True
+            out.message = "older output was dropped: the buffer is capped (DEBUGRELAY_OUTPUT_BUFFER_ENTRIES)"
+        return out
+
+    async def clear_output(self, session_id: str) -> Cleared:
+        self._get(session_id)
+        await self.manager.store.clear_output(session_id)
+        return Cleared(cleared=True)
+
+    async def send_input(self, session_id: str, text: str, newline: bool = False) -> InputSent:
+        if newline and not text.endswith("\n"):
+            text += "\n"
+        await self._get(session_id).send_input(text)
+        return InputSent(sent=len(text.encode()))
+
+    # -- breakpoints ---------------------------------------------------------------------------------
+
+    async def breakpoints(self, session_id: str) -> BreakpointList:
+        session = self._get(session_id)
+        listed = await breakpoints.listing(session)
+        return BreakpointList(breakpoints=[breakpoint_view(b, _ended(session)) for b in listed])
+
+    async def breakpoint(self, session_id: str, breakpoint_id: str) -> BreakpointView:
+        session = self._get(session_id)
+        await breakpoints.listing(session)
+        return breakpoint_view(breakpoints.find(session.record, breakpoint_id), _ended(session))
+
+    async def add_breakpoints(self, session_id: str, requests: list[BreakpointRequest]) -> list[BreakpointView]:
+        """All or none: one that cannot be set leaves the session as it was."""
+        session = self._get(session_id)
+        requests = breakpoints.validate_all(requests)
+        async with session.lock:
+            created = await breakpoints.add(session, requests)
+        return [breakpoint_view(b) for b in created]
+
+    async def update_breakpoint(self, session_id: str, breakpoint_id: str, change: BreakpointUpdate) -> BreakpointView:
+        session = self._get(session_id)
+        async with session.lock:
+            bp = await breakpoints.update(session, breakpoint_id, change)
+        return breakpoint_view(bp)
+
+    async def remove_breakpoint(self, session_id: str, breakpoint_id: str) -> Deleted:
+        session = self._get(session_id)
+        async with session.lock:
+            await breakpoints.remove(session, breakpoint_id)
+        return Deleted(deleted=True, breakpoint_id=breakpoint_id)
+
+    async def set_exception_breakpoints(
+        self, session_id: str, filters: list[str], exception_types: list[str]
+    ) -> ExceptionFiltersView:
+        wanted = await breakpoints.set_exception_filters(self._get(session_id), filters, exception_types)
+        return ExceptionFiltersView(filters=wanted.filters, exception_types=wanted.exception_types)
+
+    async def exception_breakpoints(self, session_id: str) -> ExceptionFiltersView:
+        filters = self._get(session_id).record.exception_filters or ExceptionFilters()
+        return ExceptionFiltersView(filters=filters.filters, exception_types=filters.exception_types)
+
+    # -- breakpoint profiles -------------------------------------------------------------------------
+
+    async def list_profiles(self) -> ProfileList:
+        profiles = await self.manager.store.list_profiles()
+        return ProfileList(
+            profiles=[
+                Profile(name=n, breakpoints=[_profile_entry(b) for b in bps]) for n, bps in sorted(profiles.items())
+            ]
+        )
+
+    async def profile(self, name: str) -> Profile:
+        saved = await self.manager.store.get_profile(name)
+        if saved is None:
+            raise _no_profile(name)
+        return Profile(name=name, breakpoints=[_profile_entry(b) for b in saved])
+
+    async def save_profile(
+        self, name: str, *, session_id: str | None = None, requests: list[BreakpointRequest] | None = None
+    ) -> ProfileSaved:
+        """A named breakpoint set, from a session's breakpoints or given; a line past the end is refused now."""
+        if not _PROFILE_NAME.fullmatch(name):
+            raise InvalidRequest(
+                f"'{name}' is not a profile name",
+                details={"name": name},
+                hint="Use 1-100 letters, digits, '_', '-', '.' or '@'.",
+            )
+        if (session_id is None) == (requests is None):
+            raise InvalidRequest("give either 'session_id' or 'breakpoints'", details={"name": name})
+        if session_id is not None:
+            source = [b for b in self._get(session_id).record.breakpoints if not b.internal]
+        else:
+            source = [breakpoints.record_from(r) for r in breakpoints.validate_all(requests or [])]
+            for bp in source:
+                breakpoints.verify_locally(bp)
+        saved = [breakpoints.profile_entry(b, i) for i, b in enumerate(source, 1)]
+        replaced = await self.manager.store.get_profile(name) is not None
+        await self.manager.store.save_profile(name, saved)
+        return ProfileSaved(name=name, breakpoints=len(saved), replaced=replaced)
+
+    async def apply_profile(self, session_id: str, name: str) -> ProfileApplied:
+        session = self._get(session_id)
+        saved = await self.manager.store.get_profile(name)
+        if saved is None:
+            raise _no_profile(name)
+        async with session.lock:
+            created, skipped = await breakpoints.apply_saved(session, list(saved))
+        out = ProfileApplied(profile=name, breakpoints=[breakpoint_view(b) for b in created], skipped=skipped)
+        if skipped:
+            out.warning = f"{len(skipped)} saved breakpoint(s) could not be set and were skipped"
+        return out
+
+    # -- inspection ----------------------------------------------------------------------------------
+
+    async def threads(self, session_id: str) -> Threads:
+        return msgspec.convert({"threads": await self._get(session_id).threads()}, Threads)
+
+    async def stacktrace(
+        self, session_id: str, thread_id: int | None = None, start: int = 0, count: int = 20
+    ) -> StackTrace:
+        check_page(start, count)
+        return msgspec.convert(await self._get(session_id).stacktrace(thread_id, start, count), StackTrace)
+
+    async def scopes(self, session_id: str, frame_index: int = 0, thread_id: int | None = None) -> Scopes:
+        return msgspec.convert({"scopes": await self._get(session_id).scopes(frame_index, thread_id)}, Scopes)
+
+    async def variables(
+        self, session_id: str, reference: int, start: int = 0, count: int | None = None
+    ) -> VariablesPage:
+        check_page(start, count)
+        return msgspec.convert(await self._get(session_id).variables(reference, start, count), VariablesPage)
+
+    async def frame_locals(
+        self,
+        session_id: str,
+        frame_index: int = 0,
+        *,
+        thread_id: int | None = None,
+        start: int = 0,
+        count: int | None = None,
+        summary: bool = False,
+    ) -> VariablesPage:
+        """The frame's first scope (Locals); ``summary``: names, types and sizes only."""
+        check_page(start, count)
+        session = self._get(session_id)
+        scopes = await session.scopes(frame_index, thread_id)
+        if not scopes:
+            return VariablesPage(variables=[], total=0, has_more=False)
+        page = await session.variables(scopes[0]["reference"], start, count)
+        if summary:
+            page["variables"] = [{k: v for k, v in var.items() if k in SUMMARY_FIELDS} for var in page["variables"]]
+        return msgspec.convert(page, VariablesPage)
+
+    async def children(
+        self, session_id: str, reference: int, start: int = 0, count: int | None = 100, *, by_offset: bool = False
+    ) -> ChildrenPage:
+        """Children of an expandable value; ``by_offset`` answers with ``offset`` instead of ``start``."""
+        check_page(start, count)
+        page = await self.variables(session_id, reference, start, count)
+        out = ChildrenPage(items=page.variables, total=page.total, has_more=page.has_more)
+        if by_offset:
+            out.offset = start
+        else:
+            out.start = start
+        return out
+
+    async def scoped_variables(
+        self,
+        session_id: str,
+        *,
+        scope: str = "all",
+        frame_index: int = 0,
+        thread_id: int | None = None,
+        expand: str | None = None,
+        start: int = 0,
+        count: int | None = None,
+    ) -> ScopedVariables:
+        """A frame's variables by scope (locals, arguments, globals, all), or the children of a path."""
+        found = await inspection.frame_variables(
+            self._get(session_id),
+            scope=scope,
+            frame_index=frame_index,
+            thread_id=thread_id,
+            expand=expand,
+            start=start,
+            count=count,
+        )
+        return msgspec.convert(found, ScopedVariables)
+
+    async def evaluate(
+        self,
+        session_id: str,
+        expression: str,
+        *,
+        frame_index: int | None = 0,
+        thread_id: int | None = None,
+        context: str = "repl",
+        format: str | None = None,
+    ) -> EvaluateResult:
+        """Evaluate in a paused frame; ``format`` hex/binary applies to integers."""
+        if context not in CONTEXTS:
+            raise InvalidRequest(
+                f"unknown context '{context}'", details={"context": context}, hint="Use watch, repl or hover."
+            )
+        if format not in FORMATS:
+            raise InvalidRequest(
+                f"unknown format '{format}'", details={"format": format}, hint="Use default, hex or binary."
+            )
+        found = await self._get(session_id).evaluate(expression, frame_index, context, thread_id)
+        return format_number(msgspec.convert(found, EvaluateResult), format)
+
+    async def set_variable(self, session_id: str, reference: int, name: str, value: str) -> SetVariableResult:
+        return msgspec.convert(await self._get(session_id).set_variable(reference, name, value), SetVariableResult)
+
+    async def completions(
+        self, session_id: str, text: str, column: int | None = None, frame_index: int | None = None
+    ) -> Completions:
+        found = await self._get(session_id).completions(text, column, frame_index)
+        return Completions(targets=[Completion(label=t.get("label"), type=t.get("type")) for t in found])
+
+    async def source(self, session_id: str, path: str, start: int = 1, end: int | None = None) -> SourceText:
+        """Lines ``start``..``end`` (1-based, inclusive) of a source file."""
+        self._get(session_id)
+        if start < 1:
+            raise InvalidRequest("start must be >= 1", details={"start": start})
+        text = read_source(path)
+        if text is None:
+            raise FileNotFound(
+                f"cannot read '{path}'",
+                details={"file": path},
+                hint="Give a path from a stack frame's 'file'; the relay must be able to read it.",
+            )
+        lines = text.splitlines()
+        stop = len(lines) if end is None else min(end, len(lines))
+        content = "\n".join(lines[start - 1 : stop]) + ("\n" if stop >= start else "")
+        return SourceText(path=path, start=start, end=stop, total_lines=len(lines), content=content)
+
+    async def source_line(self, session_id: str, path: str, line: int) -> str | None:
+        """One line of a source file, or None when it cannot be read (a courtesy, never an error)."""
+        text = read_source(path)
+        if text is None:
+            return None
+        lines = text.splitlines()
+        return lines[line - 1] if 0 < line <= len(lines) else None
+
+    async def add_watch(self, session_id: str, expression: str) -> WatchValue:
+        session = self._get(session_id)
+        watch = await watches.add(session, expression)
+        return msgspec.convert(await watches.value(session, watch), WatchValue)
+
+    async def watches(self, session_id: str) -> Watches:
+        return msgspec.convert({"watches": await watches.values(self._get(session_id))}, Watches)
+
+    async def remove_watch(self, session_id: str, watch_id: str) -> Deleted:
+        await watches.remove(self._get(session_id), watch_id)
+        return Deleted(deleted=True, watch_id=watch_id)
+
+    async def autopsy(
+        self,
+        session_id: str,
+        *,
+        max_frames: int = 10,
+        include_variables_for_frames: int = 1,
+        max_inner_depth: int = 5,
+    ) -> Autopsy:
+        session = self._get(session_id)
+        found = await inspection.autopsy(session, max_frames, include_variables_for_frames, max_inner_depth)
+        return msgspec.convert(found, Autopsy)
+
+    async def object_inspect(
+        self,
+        session_id: str,
+        object_ref: str,
+        *,
+        depth: int = 1,
+        frame_index: int = 0,
+        thread_id: int | None = None,
+    ) -> dict[str, Any]:
+        session = self._get(session_id)
+        found: dict[str, Any] = await inspection.object_inspect(
+            session, object_ref, depth=depth, frame_index=frame_index, thread_id=thread_id
+        )
+        return found
+
+    async def changes(self, session_id: str) -> Changes:
+        return msgspec.convert(await inspection.changes(self._get(session_id)), Changes)
+
+    # -- configuration documents -------------------------------------------------------------------------
+
+    async def export(self, session_id: str) -> dict[str, Any]:
+        return export(self._get(session_id).record)
+
+    async def import_session(self, document: SessionDocument) -> SessionDetail:
+        session, report = await import_session(self.manager, document)
+        return self._detail(session, **report)
+
+    async def clone(self, session_id: str, *, name: str | None = None, start: bool = False) -> SessionDetail:
+        session, report = await clone(self.manager, self._get(session_id), name=name, start=start)
+        return self._detail(session, cloned_from=session_id, **report)
