@@ -9,7 +9,6 @@ import pytest
 from debugrelay.api import create_app
 from debugrelay.config import load_settings
 
-
 # Litestar 2.2x announces its 3.0 parameter style; the relay pins litestar below 3.
 pytestmark = pytest.mark.filterwarnings("ignore::litestar.exceptions.LitestarDeprecationWarning")
 
