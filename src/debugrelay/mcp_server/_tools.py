@@ -11,7 +11,7 @@ import contextlib
 import functools
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
 from mcp.server.mcpserver import MCPServer
@@ -445,68 +445,48 @@ class DebugTools:
 
     # -- execution control -----------------------------------------------------------------
 
-    async def _resume(
-        self, command: str, *, session_id: str | None, thread_id: int | None, seconds: float, with_locals: bool
-    ) -> dict[str, Any]:
-        sid = await self._sid(session_id)
-        status = await self.backend.resume(sid, command, thread_id, seconds)
-        return await self.event(sid, status, with_locals=with_locals, waited=seconds)
+    RESUMES: ClassVar[dict[str, tuple[str, float, str]]] = {
+        "debug_continue": (
+            "continue",
+            30.0,
+            "Resume the paused program and wait for the next breakpoint, exception or the end.",
+        ),
+        "debug_step_over": (
+            "step-over",
+            10.0,
+            "Run the current line (calls included) and pause on the next line of this function.",
+        ),
+        "debug_step_into": (
+            "step-into",
+            10.0,
+            "Step into the function called on the current line and pause at its first line.",
+        ),
+        "debug_step_out": (
+            "step-out",
+            10.0,
+            "Finish the current function and pause in its caller (the return value shows in locals).",
+        ),
+    }
 
-    @with_event
-    async def debug_continue(
-        self,
-        *,
-        session_id: SessionId = None,
-        thread_id: ThreadId = None,
-        timeout: ContinueTimeout = 30.0,
-        locals: WithLocals = True,
-    ) -> dict[str, Any]:
-        """Resume the paused program and wait for the next breakpoint, exception or the end."""
-        return await self._resume(
-            "continue", session_id=session_id, thread_id=thread_id, seconds=timeout, with_locals=locals
-        )
+    def resume_tool(self, name: str) -> ToolFn:
+        """One of the execution-control tools of :attr:`RESUMES`: they differ only in the command."""
+        command, default, doc = self.RESUMES[name]
 
-    @with_event
-    async def debug_step_over(
-        self,
-        *,
-        session_id: SessionId = None,
-        thread_id: ThreadId = None,
-        timeout: StepTimeout = 10.0,
-        locals: WithLocals = True,
-    ) -> dict[str, Any]:
-        """Run the current line (calls included) and pause on the next line of this function."""
-        return await self._resume(
-            "step-over", session_id=session_id, thread_id=thread_id, seconds=timeout, with_locals=locals
-        )
+        async def tool(
+            *,
+            session_id: SessionId = None,
+            thread_id: ThreadId = None,
+            timeout: float = default,
+            locals: WithLocals = True,
+        ) -> dict[str, Any]:
+            sid = await self._sid(session_id)
+            status = await self.backend.resume(sid, command, thread_id, timeout)
+            return await self.event(sid, status, with_locals=locals, waited=timeout)
 
-    @with_event
-    async def debug_step_into(
-        self,
-        *,
-        session_id: SessionId = None,
-        thread_id: ThreadId = None,
-        timeout: StepTimeout = 10.0,
-        locals: WithLocals = True,
-    ) -> dict[str, Any]:
-        """Step into the function called on the current line and pause at its first line."""
-        return await self._resume(
-            "step-into", session_id=session_id, thread_id=thread_id, seconds=timeout, with_locals=locals
-        )
-
-    @with_event
-    async def debug_step_out(
-        self,
-        *,
-        session_id: SessionId = None,
-        thread_id: ThreadId = None,
-        timeout: StepTimeout = 10.0,
-        locals: WithLocals = True,
-    ) -> dict[str, Any]:
-        """Finish the current function and pause in its caller (the return value shows in locals)."""
-        return await self._resume(
-            "step-out", session_id=session_id, thread_id=thread_id, seconds=timeout, with_locals=locals
-        )
+        tool.__name__ = tool.__qualname__ = name
+        tool.__doc__ = doc
+        tool.__annotations__["timeout"] = Annotated[float, Field(description=_TIMEOUT.format(default), ge=0, le=300)]
+        return with_event(tool)
 
     @with_event
     async def debug_pause(
@@ -872,7 +852,7 @@ class DebugTools:
         """The tools, with explicit names and compact input schemas."""
         tools = []
         for name in self.NAMES:
-            body = getattr(self, name)
+            body = self.resume_tool(name) if name in self.RESUMES else getattr(self, name)
             tool = Tool.from_function(
                 guarded(body),
                 name=name,
