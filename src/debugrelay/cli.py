@@ -80,6 +80,9 @@ def mcp(args: argparse.Namespace) -> int:
 EXCEPTION_MODES: dict[str, list[str]] = {"uncaught": ["uncaught"], "raised": ["raised"], "none": []}
 CLI_HINTS = {
     "session_not_found": "Create one with `debugrelay create` or start a program with `debugrelay launch`.",
+    "NOT_PAUSED": "The program is running: `debugrelay wait` until it stops, or `debugrelay pause`.",
+    "breakpoint_not_found": "`debugrelay breakpoints` lists the session's breakpoints.",
+    "target_gone": "The program has ended: `debugrelay output` shows what it printed, `debugrelay launch` reruns it.",
 }
 
 
@@ -268,7 +271,7 @@ def run_client(args: argparse.Namespace) -> int:
         kind, data = asyncio.run(run())
     except (ApiError, RelayError) as exc:
         error = exc.to_dict()
-        if exc.code in CLI_HINTS:
+        if exc.code in CLI_HINTS and (exc.hint_is_default or not exc.hint):
             error["hint"] = CLI_HINTS[exc.code]
         print(json.dumps({"error": error}, separators=(",", ":"), ensure_ascii=False), file=sys.stderr)
         return 1

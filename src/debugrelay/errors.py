@@ -20,6 +20,7 @@ class RelayError(Exception):
         self.message = message
         self.details = details or {}
         self.hint = hint if hint is not None else self.default_hint
+        self.hint_is_default = hint is None  # an adapter may word it its own way (HTTP path, tool name)
 
     def to_dict(self) -> dict[str, Any]:
         return {"code": self.code, "message": self.message, "details": self.details, "hint": self.hint}
@@ -28,7 +29,7 @@ class RelayError(Exception):
 class InvalidRequest(RelayError):
     code = "invalid_request"
     status = 400
-    default_hint = "Fix the request body or parameters; see /schema for the expected shape."
+    default_hint = "Fix the request: each operation documents the shape it expects."
 
 
 class InvalidLine(InvalidRequest):
@@ -54,13 +55,13 @@ class SyntaxErrorInScript(InvalidRequest):
 class SessionNotFound(RelayError):
     code = "session_not_found"
     status = 404
-    default_hint = "List sessions with GET /sessions or create one with POST /sessions."
+    default_hint = "List the sessions, or create one."
 
 
 class BreakpointNotFound(RelayError):
     code = "breakpoint_not_found"
     status = 404
-    default_hint = "List breakpoints with GET /sessions/{id}/breakpoints."
+    default_hint = "List the session's breakpoints."
 
 
 class NotFound(RelayError):
@@ -77,12 +78,12 @@ class InvalidState(RelayError):
 
 class NotPaused(InvalidState):
     code = "NOT_PAUSED"
-    default_hint = "The target is running: call POST /sessions/{id}/pause or /wait until it stops."
+    default_hint = "The target is running: pause it, or wait until it stops."
 
 
 class NoException(InvalidState):
     code = "NO_EXCEPTION"
-    default_hint = "The session is not stopped at an exception; set exception breakpoints and /wait."
+    default_hint = "The session is not stopped at an exception; set exception breakpoints and wait for one."
 
 
 class InvalidReference(RelayError):
@@ -98,19 +99,19 @@ class DepthExceeded(InvalidRequest):
 
 class EvaluationError(InvalidRequest):
     code = "evaluation_error"
-    default_hint = "The expression raised in the target; fix it or check the names in scope (/scopes)."
+    default_hint = "The expression raised in the target; fix it or check the names in scope."
 
 
 class TooManySessions(RelayError):
     code = "too_many_sessions"
     status = 429
-    default_hint = "Delete sessions you no longer need (DELETE /sessions/{id})."
+    default_hint = "Delete sessions you no longer need."
 
 
 class LaunchFailed(RelayError):
     code = "launch_failed"
     status = 400
-    default_hint = "Check the interpreter, the script path and the session output (GET /sessions/{id}/output)."
+    default_hint = "Check the interpreter, the script path and the session's output."
 
 
 class DebugpyTimeout(RelayError):
@@ -122,7 +123,7 @@ class DebugpyTimeout(RelayError):
 class TargetGone(RelayError):
     code = "target_gone"
     status = 409
-    default_hint = "The debug target has ended; read /output, then relaunch or delete the session."
+    default_hint = "The debug target has ended; read its output, then relaunch or delete the session."
 
 
 class DebugpyError(RelayError):

@@ -30,8 +30,23 @@ def envelope(status: int, code: str, message: str, details: Any = None, hint: st
     )
 
 
+# The domain's default hints in the API's words: the operations named by method and path.
+HTTP_HINTS = {
+    "invalid_request": "Fix the request body or parameters; see /schema for the expected shape.",
+    "session_not_found": "List sessions with GET /sessions or create one with POST /sessions.",
+    "breakpoint_not_found": "List breakpoints with GET /sessions/{id}/breakpoints.",
+    "NOT_PAUSED": "The target is running: call POST /sessions/{id}/pause or /wait until it stops.",
+    "NO_EXCEPTION": "The session is not stopped at an exception; set exception breakpoints and /wait.",
+    "evaluation_error": "The expression raised in the target; fix it or check the names in scope (/scopes).",
+    "too_many_sessions": "Delete sessions you no longer need (DELETE /sessions/{id}).",
+    "launch_failed": "Check the interpreter, the script path and the session output (GET /sessions/{id}/output).",
+    "target_gone": "The debug target has ended; read /output, then relaunch or delete the session.",
+}
+
+
 def relay_error_handler(_: Request[Any, Any, Any], exc: RelayError) -> Response[Any]:
-    return envelope(exc.status, exc.code, exc.message, exc.details, exc.hint)
+    hint = HTTP_HINTS.get(exc.code, exc.hint) if exc.hint_is_default else exc.hint
+    return envelope(exc.status, exc.code, exc.message, exc.details, hint)
 
 
 def validation_handler(_: Request[Any, Any, Any], exc: ValidationException) -> Response[Any]:

@@ -31,6 +31,14 @@ class ApiError(Exception):
     def to_dict(self) -> dict[str, Any]:
         return {"code": self.code, "message": self.message, "details": self.details, "hint": self.hint}
 
+    @property
+    def hint_is_default(self) -> bool:
+        """No hint, or the API's wording of the domain's default one (an adapter words it its own way)."""
+        return not self.hint or any(word in self.hint for word in _HTTP_WORDS)
+
+
+_HTTP_WORDS = ("/sessions", "/schema", "GET ", "POST ", "DELETE ", "/wait", "/output", "/scopes")
+
 
 def default_url() -> str:
     return os.environ.get("DEBUGRELAY_URL") or DEFAULT_URL

@@ -64,7 +64,7 @@ async def object_inspect(
         raise Unsupported(
             f"object_inspect cannot read the target: {exc}",
             hint="Targets launched by the relay carry its helper; attached ones need _debugrelay_probe on "
-            "their path. GET /sessions/{id}/variables?expand=... works without it.",
+            "their path. Listing variables by path (expand) works without it.",
         ) from exc
     if not isinstance(result, dict):
         raise InvalidReference(f"cannot inspect '{object_ref}'", details={"object_ref": object_ref})

@@ -201,7 +201,7 @@ async def _expand_path(
         raise InvalidReference(
             f"no variable '{tokens[0]}' in frame {frame_index}",
             details={"expand": path, "frame_id": frame_index},
-            hint="List the frame's variables with GET /sessions/{id}/variables?scope=all.",
+            hint="List the frame's variables (scope all).",
         )
     walked = tokens[0]
     for token in tokens[1:]:

@@ -67,8 +67,7 @@ class OrphanTarget(Target):
         raise InvalidState(
             "this target's stdin was lost: the relay that started it stopped (the target reads EOF)",
             details={"pid": self.pid},
-            hint="Restart the session (POST /sessions/{id}/restart) to get a fresh stdin, "
-            "or pass stdin_inputs at launch.",
+            hint="Restart the session to get a fresh stdin, or pass stdin_inputs at launch.",
         )
 
     async def terminate(self) -> int | None:

@@ -67,7 +67,7 @@ class RemoteLauncher(Launcher):
     name = "remote"
 
     async def start(self, spec: Any, *, session_id: str) -> Target:
-        raise InvalidRequest("remote targets are attached to, not launched", hint="POST /sessions/{id}/attach")
+        raise InvalidRequest("remote targets are attached to, not launched", hint="Attach to it instead.")
 
     def recover(self, described: dict[str, Any]) -> Target | None:
         """The same address again; a local process named by PID must still be there."""

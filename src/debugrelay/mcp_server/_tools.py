@@ -100,7 +100,6 @@ MCP_HINTS = {
     "invalid_request": "Fix the arguments: the tool's input schema describes each one.",
     "unsupported": "Use variables_get or debug_evaluate instead.",
 }
-_HTTP_WORDS = ("/sessions", "/schema", "GET ", "POST ")
 
 
 def failure(error: dict[str, Any]) -> CallToolResult:
@@ -112,10 +111,10 @@ def failure(error: dict[str, Any]) -> CallToolResult:
 
 
 def error_dict(exc: RelayError | ApiError) -> dict[str, Any]:
-    """The error as the HTTP API words it, with hints that name tools instead of HTTP paths."""
+    """The error with a hint that names tools: the domain's default hint, or an HTTP one from a relay,
+    is replaced by the tools' wording of it."""
     data = exc.to_dict()
-    hint = exc.hint or ""
-    if exc.code in MCP_HINTS and (not hint or any(word in hint for word in _HTTP_WORDS)):
+    if exc.code in MCP_HINTS and (exc.hint_is_default or not exc.hint):
         data["hint"] = MCP_HINTS[exc.code]
     return data
 

@@ -74,7 +74,7 @@ _SYNC_NOTES = ("Shares line", "debugpy moved")
 
 class BreakpointExists(InvalidState):
     code = "breakpoint_exists"
-    default_hint = "Change the existing breakpoint with PATCH /sessions/{id}/breakpoints/{bp_id}, or delete it first."
+    default_hint = "Change the existing breakpoint, or remove it first."
 
 
 class SourceRef(Input):

@@ -216,7 +216,7 @@ async def _failed(session: Session, exc: RelayError) -> None:
             "host": session.target.host if session.target else None,
             "port": session.target.port if session.target else None,
         },
-        "hint": "Restart the session (POST /sessions/{id}/restart) or delete it; both end the old target.",
+        "hint": "Restart the session or delete it; both end the old target.",
     }
     _note(record, f"{timestamp()} re-attach failed: {exc.message}")
     await session.save()

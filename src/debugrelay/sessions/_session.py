@@ -142,7 +142,7 @@ class Session:
             raise InvalidState(
                 f"session is {self.status}: there is no running target",
                 details={"status": self.status},
-                hint="Launch the target first: POST /sessions/{id}/launch.",
+                hint="Launch the target first.",
             )
         return self.client
 
@@ -186,7 +186,7 @@ class Session:
                 raise InvalidState(
                     f"session is already {self.status}",
                     details={"status": self.status},
-                    hint="Terminate or restart it first (POST /sessions/{id}/terminate | /restart).",
+                    hint="Terminate or restart it first.",
                 )
             launcher = self._launcher_for(spec)
             script = bps.prepare_launch(spec)
@@ -538,7 +538,7 @@ class Session:
                 raise InvalidRequest(
                     f"no thread {thread_id}",
                     details={"thread_id": thread_id},
-                    hint="List threads with GET /sessions/{id}/threads.",
+                    hint="List the target's threads.",
                 )
             seen = self.record.stop_count
             if self._snapshot is not None and not self._snapshot.done():
@@ -693,7 +693,7 @@ class Session:
             raise InvalidRequest(
                 f"no stack for thread {tid}: {exc.message}",
                 details={"thread_id": tid},
-                hint="List threads with GET /sessions/{id}/threads.",
+                hint="List the target's threads.",
             ) from exc
         frames = body.get("stackFrames", [])
         self._frames[tid] = frames
@@ -727,7 +727,7 @@ class Session:
             raise InvalidReference(
                 f"no frame {index}: the stack has {total} frames",
                 details={"frame_id": index, "total_frames": total},
-                hint="Frame ids are indexes into GET /sessions/{id}/stacktrace (0 = top).",
+                hint="Frame ids are indexes into the stack trace (0 = top).",
             )
         return int(frames[index]["id"])
 

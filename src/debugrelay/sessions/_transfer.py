@@ -85,7 +85,7 @@ async def import_session(
         raise InvalidRequest(
             f"unknown export format '{doc.format}'",
             details={"format": doc.format},
-            hint=f"Send a document made by GET /sessions/{{id}}/export (format {FORMAT}).",
+            hint=f"Send a document made by a session export (format {FORMAT}).",
         )
     if doc.start and (doc.launch if doc.mode == "launch" else doc.attach) is None:
         raise InvalidRequest(f"'start' needs the document's '{doc.mode}' spec", details={"mode": doc.mode})

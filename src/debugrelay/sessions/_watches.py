@@ -38,9 +38,7 @@ async def add(session: Session, expression: str) -> Watch:
 async def remove(session: Session, watch_id: str) -> None:
     record = session.record
     if not any(w.id == watch_id for w in record.watches):
-        raise NotFound(
-            f"no watch '{watch_id}'", details={"watch_id": watch_id}, hint="List watches with GET /sessions/{id}/watch."
-        )
+        raise NotFound(f"no watch '{watch_id}'", details={"watch_id": watch_id}, hint="List the watches.")
     record.watches = [w for w in record.watches if w.id != watch_id]
     await session.save()
 

@@ -16,7 +16,7 @@ def bad_cursor(since: str) -> InvalidRequest:
     return InvalidRequest(
         f"'{since}' is not an output cursor",
         details={"since": since},
-        hint="Pass the 'cursor' of a previous /output answer, or omit 'since' to read from the start.",
+        hint="Pass the 'cursor' of a previous output answer, or omit 'since' to read from the start.",
     )
 
 
