@@ -123,7 +123,7 @@ class Dap:
 
     def start(self, breakpoints: dict[str, list[int]], path_mappings: list[dict[str, str]] | None = None) -> None:
         """(initialized) attach, set breakpoints, configurationDone: the target starts running."""
-        from debugrelay.sessions._session import ATTACH_ARGS  # the same debugpy options as the relay's
+        from debugrelay.dap import ATTACH_ARGS  # the same debugpy options as the relay's
 
         attach = self.send(
             "attach", {**ATTACH_ARGS, "justMyCode": False, "subProcess": False, "pathMappings": path_mappings or []}

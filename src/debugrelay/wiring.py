@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from debugrelay import inspection
 from debugrelay.config import Settings
 from debugrelay.launchers import Launcher, LocalLauncher
 from debugrelay.sessions import SessionManager
@@ -27,4 +28,4 @@ def build_manager(settings: Settings) -> SessionManager:
     store = open_store(
         settings.redis_url, output_cap=settings.output_buffer_entries, namespace=settings.redis_namespace
     )
-    return SessionManager(settings, store, build_launchers(settings))
+    return SessionManager(settings, store, build_launchers(settings), on_stop=inspection.remember_stop)

@@ -18,14 +18,14 @@ from debugrelay.config import load_settings
 from debugrelay.errors import InvalidCondition, InvalidLine, RelayError
 from debugrelay.models import BreakpointRecord, SessionRecord
 from debugrelay.sessions import Session, breakpoints
-from debugrelay.sessions._breakpoints import (
+from debugrelay.sessions.breakpoints import (
     BreakpointRequest,
     BreakpointUpdate,
-    _check_log_message,
-    _compile_expression,
-    _hit_test,
-    _type_matches,
+    check_log_message,
+    compile_expression,
+    hit_test,
     normalize_hit_condition,
+    type_matches,
 )
 from debugrelay.store import MemoryStore
 from tests.conftest import line_of, target
@@ -199,7 +199,7 @@ def test_hit_test_counts_in_the_target(hit_condition: str, pauses: list[int]) ->
     """The expression sent to debugpy counts its own hits, so debugpy re-sends do not reset it."""
     record = SessionRecord(id="sess_hits")
     bp = BreakpointRecord(id="bp_1", file=COUNTER, line=5, hit_condition=hit_condition)
-    expression = _hit_test(record, bp)
+    expression = hit_test(record, bp)
     assert expression is not None
     try:
         seen = [n for n in range(1, 10) if eval(expression, {}, {})]
@@ -210,30 +210,30 @@ def test_hit_test_counts_in_the_target(hit_condition: str, pauses: list[int]) ->
 
 def test_hit_counter_restarts_when_the_hit_condition_changes() -> None:
     record = SessionRecord(id="sess_hits")
-    first = _hit_test(record, BreakpointRecord(id="bp_1", hit_condition="2"))
-    second = _hit_test(record, BreakpointRecord(id="bp_1", hit_condition="3"))
+    first = hit_test(record, BreakpointRecord(id="bp_1", hit_condition="2"))
+    second = hit_test(record, BreakpointRecord(id="bp_1", hit_condition="3"))
     assert first
     assert second
     assert first != second
 
 
 def test_conditions_are_normalized_to_one_line() -> None:
-    assert _compile_expression("x > 1  # only late ones", "condition") == "x > 1"
-    assert _compile_expression("(a and\n b)", "condition") == "a and b"
+    assert compile_expression("x > 1  # only late ones", "condition") == "x > 1"
+    assert compile_expression("(a and\n b)", "condition") == "a and b"
     with pytest.raises(InvalidCondition) as caught:
-        _compile_expression("x = 1", "condition")
+        compile_expression("x = 1", "condition")
     assert caught.value.details["error"].startswith("SyntaxError: ")
 
 
 @pytest.mark.parametrize("message", ["plain", "i = {i}", "{{literal}} {i * 2} }}", "{d['k']}"])
 def test_log_messages_that_compile(message: str) -> None:
-    _check_log_message(message)
+    check_log_message(message)
 
 
 @pytest.mark.parametrize("message", ["{i", "{}", "{i +}", "{ }"])
 def test_log_messages_that_do_not_compile(message: str) -> None:
     with pytest.raises(InvalidCondition):
-        _check_log_message(message)
+        check_log_message(message)
 
 
 @pytest.mark.parametrize(
@@ -257,7 +257,7 @@ def test_exception_type_names_match_the_class_or_a_base(wanted: str, matches: bo
         ("builtins", "BaseException"),
         ("builtins", "object"),
     ]
-    assert _type_matches(wanted, mro) is matches
+    assert type_matches(wanted, mro) is matches
 
 
 @pytest.mark.parametrize(

@@ -17,8 +17,7 @@ from litestar.types import ASGIApp, Receive, Scope, Send
 
 from debugrelay.errors import RelayError
 from debugrelay.models import Cluster
-from debugrelay.sessions import SessionManager
-from debugrelay.sessions._leases import OwnerUnavailable
+from debugrelay.sessions import OwnerUnavailable, SessionManager
 from debugrelay.store import Lease
 
 from ._deps import Manager

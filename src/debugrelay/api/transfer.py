@@ -8,7 +8,7 @@ from litestar import Controller, Request, get, post
 from litestar.params import JSONBody
 
 from debugrelay.models import Input, SessionDetail
-from debugrelay.sessions._transfer import SessionDocument
+from debugrelay.sessions import SessionDocument
 
 from ._body import optional_body
 from ._deps import Service

@@ -2,9 +2,12 @@
 
 from ._client import DapClient, EventListener
 from ._framing import MAX_BODY, FramingError, frame, read_frame
+from ._handshake import ATTACH_ARGS, INITIALIZE_ARGS
 from ._messages import Event, Request, Response, decode_message, encode_message
 
 __all__ = [
+    "ATTACH_ARGS",
+    "INITIALIZE_ARGS",
     "MAX_BODY",
     "DapClient",
     "Event",

@@ -11,7 +11,7 @@ import contextlib
 import itertools
 import logging
 import socket
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -24,7 +24,6 @@ from ._messages import Event, Request, Response, decode_body, decode_message, en
 log = logging.getLogger(__name__)
 
 EventListener = Callable[[str, Any], None]
-ReverseHandler = Callable[[str, Any], Awaitable[Any]]
 
 
 class DapClient:
@@ -46,8 +45,6 @@ class DapClient:
         self._pending: dict[int, tuple[str, asyncio.Future[Response]]] = {}
         self._listeners: list[EventListener] = []
         self._waiters: list[tuple[str, Callable[[Any], bool] | None, asyncio.Future[Any]]] = []
-        self._reverse: ReverseHandler | None = None
-        self._reverse_tasks: set[asyncio.Task[None]] = set()
         self.closed = asyncio.Event()
         self.close_reason: str = ""
         self._reader_task = asyncio.create_task(self._read_loop(), name=f"{name}-reader")
@@ -69,10 +66,6 @@ class DapClient:
         """Call ``listener(event, body)`` for every event, in order, from the reader task."""
         self._listeners.append(listener)
 
-    def set_reverse_handler(self, handler: ReverseHandler | None) -> None:
-        """Answer reverse requests (adapter → client) with ``handler``; refuse them otherwise."""
-        self._reverse = handler
-
     def expect_event(self, event: str, predicate: Callable[[Any], bool] | None = None) -> asyncio.Future[Any]:
         """A future for the next ``event`` matching ``predicate``; register before triggering it."""
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
@@ -81,17 +74,6 @@ class DapClient:
         else:
             self._waiters.append((event, predicate, fut))
         return fut
-
-    async def wait_event(
-        self, event: str, predicate: Callable[[Any], bool] | None = None, timeout: float | None = None
-    ) -> Any:
-        fut = self.expect_event(event, predicate)
-        try:
-            return await asyncio.wait_for(fut, timeout if timeout is not None else self.request_timeout)
-        except TimeoutError as exc:
-            raise DebugpyTimeout(f"no '{event}' event from the target in time", details={"operation": event}) from exc
-        finally:
-            self._drop_waiter(fut)
 
     # -- requests --------------------------------------------------------------------------
 
@@ -159,9 +141,7 @@ class DapClient:
                 elif isinstance(message, Event):
                     self._on_event(message)
                 else:
-                    task = asyncio.create_task(self._on_reverse(message))
-                    self._reverse_tasks.add(task)
-                    task.add_done_callback(self._reverse_tasks.discard)
+                    self._refuse(message)
         except FramingError as exc:
             reason = exc.message
             log.warning("%s: %s", self.name, reason)
@@ -198,25 +178,16 @@ class DapClient:
                 remaining.append((name, predicate, fut))
         self._waiters = remaining
 
-    async def _on_reverse(self, message: Request) -> None:
-        success, body, error = False, None, f"'{message.command}' is not supported by debugrelay"
-        if self._reverse is not None:
-            try:
-                body = await self._reverse(message.command, message.arguments)
-                success, error = True, ""
-            except Exception as exc:
-                error = str(exc)
+    def _refuse(self, message: Request) -> None:
+        """Reverse requests (adapter → client, e.g. runInTerminal) are refused: the relay starts targets itself."""
         response = {
             "seq": next(self._seq),
             "type": "response",
             "request_seq": message.seq,
             "command": message.command,
-            "success": success,
+            "success": False,
+            "message": f"'{message.command}' is not supported by debugrelay",
         }
-        if success:
-            response["body"] = body or {}
-        else:
-            response["message"] = error
         with contextlib.suppress(Exception):
             self._writer.write(frame(msgspec.json.encode(response)))
 

@@ -104,7 +104,7 @@ async def connect_initialized(
     Like a session's own connect, readiness is the DAP handshake itself (a published container port
     accepts before debugpy listens, and a bare connect-and-close would end a waiting debuggee).
     """
-    from debugrelay.sessions._session import INITIALIZE_ARGS
+    from debugrelay.dap import INITIALIZE_ARGS
 
     deadline = time.monotonic() + within
     delay = 0.01

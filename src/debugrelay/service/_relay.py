@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from debugrelay import inspect as inspection
+from debugrelay import inspection
 from debugrelay.errors import FileNotFound, InvalidRequest, NotFound
 from debugrelay.models import (
     AttachSpec,
@@ -51,10 +51,21 @@ from debugrelay.models import (
     Watches,
     WatchValue,
 )
-from debugrelay.sessions import BreakpointRequest, BreakpointUpdate, Session, SessionManager, breakpoints, watches
-from debugrelay.sessions._source import read_source
-from debugrelay.sessions._transfer import SessionDocument, clone, export, import_session
-from debugrelay.sessions._views import session_view, status_view
+from debugrelay.sessions import (
+    BreakpointRequest,
+    BreakpointUpdate,
+    Session,
+    SessionDocument,
+    SessionManager,
+    breakpoints,
+    clone,
+    export,
+    import_session,
+    read_source,
+    session_view,
+    status_view,
+    watches,
+)
 
 from ._base import DebugService
 

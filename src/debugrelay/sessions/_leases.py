@@ -302,9 +302,7 @@ class Ownership:
         out = dict(self.manager.sessions)
         for record in records:
             if record.id not in out:
-                out[record.id] = Session(
-                    record, store=self.store, settings=self.manager.settings, launchers=self.manager.launchers
-                )
+                out[record.id] = self.manager.new_session(record)
         return sorted(out.values(), key=lambda s: s.record.created_at)
 
     async def _save_activity(self, sessions: list[Session] | None = None) -> None:

@@ -15,7 +15,7 @@ from debugrelay.launchers import Launcher
 from debugrelay.models import AttachSpec, SessionRecord
 from debugrelay.store import StateStore
 
-from ._session import ACTIVE, Session
+from ._session import ACTIVE, Session, StopHook
 
 if TYPE_CHECKING:
     from ._leases import Ownership
@@ -26,15 +26,27 @@ log = logging.getLogger(__name__)
 class SessionManager:
     """The one entry point of the domain for the API, the MCP server and the CLI's embedded mode."""
 
-    def __init__(self, settings: Settings, store: StateStore, launchers: dict[str, Launcher]) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        store: StateStore,
+        launchers: dict[str, Launcher],
+        *,
+        on_stop: StopHook | None = None,
+    ) -> None:
         self.settings = settings
         self.store = store
         self.launchers = launchers
+        self.on_stop = on_stop  # told of every stop of every session (the inspection keeps a stop's locals)
         self.sessions: dict[str, Session] = {}
         self._reaper: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
         self.started_at = time.time()
         self.ownership: Ownership | None = None  # leases, recovery and takeover: a durable store only
+
+    def new_session(self, record: SessionRecord) -> Session:
+        """A Session object for ``record`` (not yet registered here)."""
+        return Session(record, store=self.store, settings=self.settings, launchers=self.launchers, on_stop=self.on_stop)
 
     async def start(self) -> None:
         self._reaper = asyncio.create_task(self._reap_loop(), name="session-reaper")
@@ -92,7 +104,7 @@ class SessionManager:
             owner=self.settings.instance_id,
             mode="attach" if attach else "launch",
         )
-        session = Session(record, store=self.store, settings=self.settings, launchers=self.launchers)
+        session = self.new_session(record)
         if self.ownership is not None:
             await self.ownership.claim(record.id)  # before the record exists: nobody else adopts it
         await session.save()

@@ -16,6 +16,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
+from debugrelay.dap import ATTACH_ARGS
 from debugrelay.errors import RelayError
 from debugrelay.launchers import Launcher, Target
 from debugrelay.launchers.local import log_tail
@@ -23,8 +24,8 @@ from debugrelay.launchers.remote import RemoteLauncher
 from debugrelay.models import SessionRecord
 from debugrelay.store import timestamp
 
-from . import _breakpoints as bps
-from ._session import ACTIVE, ATTACH_ARGS, Session
+from . import breakpoints as bps
+from ._session import ACTIVE, Session
 
 if TYPE_CHECKING:
     from ._manager import SessionManager
@@ -66,7 +67,7 @@ async def adopt(manager: SessionManager, record: SessionRecord) -> Session:
     The caller holds the session's lease. Raises :class:`TargetBusy` when another client is
     attached to the target (the session is then not kept here).
     """
-    session = Session(record, store=manager.store, settings=manager.settings, launchers=manager.launchers)
+    session = manager.new_session(record)
     record.owner = manager.settings.instance_id
     manager.sessions[record.id] = session
     try:
@@ -102,7 +103,7 @@ async def reattach(manager: SessionManager, session: Session) -> None:
             await _ended(session, target, described, launcher is None)
             return
         session.target = target
-        session._reset_run_state()
+        session.reset_run_state()
         record.stop = None
         record.status = "running"
         for bp in record.breakpoints:
@@ -123,7 +124,7 @@ async def reattach(manager: SessionManager, session: Session) -> None:
         resumed = f"; it was paused{where} and {RESUMED}" if was_paused else ""
         _note(record, f"{timestamp()} recovered by relay {manager.settings.instance_id}{resumed}")
         await session.save()
-        session._notify()
+        session.notify()
         log.info("session %s: re-attached to %s:%s%s", session.id, target.host, target.port, resumed)
 
 
@@ -148,10 +149,10 @@ async def _connect(session: Session, target: Target) -> None:
     deadline = time.monotonic() + REATTACH_TIMEOUT
     while True:
         try:
-            await session._connect(target, max(0.5, deadline - time.monotonic()))
-            await session._configure(attach_args(session, target))
+            await session.connect(target, max(0.5, deadline - time.monotonic()))
+            await session.configure(attach_args(session, target))
         except RelayError as exc:
-            await _drop_client(session)
+            await session.drop_connection(disconnect=False)
             busy = "already being debugged" in exc.message
             if target.poll() is not None or time.monotonic() + RETRY_DELAY > deadline:
                 if busy:
@@ -161,16 +162,6 @@ async def _connect(session: Session, target: Target) -> None:
             await asyncio.sleep(RETRY_DELAY)
         else:
             return
-
-
-async def _drop_client(session: Session) -> None:
-    client, session.client = session.client, None
-    if client is not None:
-        session._ending = True  # its '_closed' event must not end the session
-        await client.close()
-        for task in list(session._tasks):  # what that connection's events started
-            task.cancel()
-        session._ending = False
 
 
 async def _ended(session: Session, target: Target | None, described: dict[str, Any], unknown: bool) -> None:
@@ -200,7 +191,7 @@ async def _ended(session: Session, target: Target | None, described: dict[str, A
         with contextlib.suppress(RelayError):
             await session.store.append_output(record.id, [("log", header + tail, time.time())])
     await session.save()
-    session._notify()
+    session.notify()
     log.info("session %s: target gone while detached; marked terminated", session.id)
 
 
@@ -220,7 +211,7 @@ async def _failed(session: Session, exc: RelayError) -> None:
     }
     _note(record, f"{timestamp()} re-attach failed: {exc.message}")
     await session.save()
-    session._notify()
+    session.notify()
     log.warning("session %s: could not re-attach: %s", session.id, exc.message)
 
 
@@ -243,14 +234,7 @@ async def release(session: Session, *, save: bool) -> bool:
     except TimeoutError:
         locked = False  # a command hangs on the target: detach anyway
     try:
-        session._ending = True
-        client, session.client = session.client, None
-        live = client is not None and not client.closed.is_set()
-        if client is not None:
-            if live:
-                with contextlib.suppress(RelayError):
-                    await client.request("disconnect", {"terminateDebuggee": False, "restart": False}, timeout=2.0)
-            await client.close()
+        live = await session.drop_connection(disconnect=True, final=True)
         with contextlib.suppress(RelayError):
             await session.output.flush()
         if session.target is not None:
@@ -258,8 +242,6 @@ async def release(session: Session, *, save: bool) -> bool:
         if save:
             with contextlib.suppress(RelayError):
                 await session.save()
-        for task in list(session._tasks):
-            task.cancel()
         return live
     finally:
         if locked:

@@ -59,7 +59,7 @@ async def render_variables(
     session: Session, ref: int, raw: list[dict[str, Any]], start: int, count: int | None
 ) -> dict[str, Any]:
     """Filter, page and render children of ``ref``; add lengths and circular marks when the probe runs."""
-    meta = session._refs.get(ref)
+    meta = session.ref_meta(ref)
     items = [v for v in raw if v.get("name") not in GROUPS]
     total = len(items)
     if meta is not None and meta.kind in SLICEABLE and meta.length is not None:
@@ -139,13 +139,16 @@ async def _augment(session: Session, meta: RefMeta, page: list[dict[str, Any]], 
             out["circular"] = True
         child_ref = page[i].get("variablesReference") or 0
         if child_ref:
-            session._refs[child_ref] = RefMeta(
-                frame_id=meta.frame_id,
-                evaluate_name=page[i]["evaluateName"],
-                chain=tuple(c for c in child_chain if c is not None),
-                obj_id=obj_id,
-                length=length,
-                kind=out.get("type"),
+            session.remember_ref(
+                child_ref,
+                RefMeta(
+                    frame_id=meta.frame_id,
+                    evaluate_name=page[i]["evaluateName"],
+                    chain=tuple(c for c in child_chain if c is not None),
+                    obj_id=obj_id,
+                    length=length,
+                    kind=out.get("type"),
+                ),
             )
 
 

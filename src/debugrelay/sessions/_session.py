@@ -11,11 +11,11 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from debugrelay.config import Settings
-from debugrelay.dap import DapClient
+from debugrelay.dap import ATTACH_ARGS, INITIALIZE_ARGS, DapClient
 from debugrelay.errors import (
     DebugpyError,
     DebugpyTimeout,
@@ -41,7 +41,7 @@ from debugrelay.models import (
 )
 from debugrelay.store import StateStore
 
-from . import _breakpoints as bps
+from . import breakpoints as bps
 from ._output import OutputBuffer
 from ._render import RefMeta, render_variables
 
@@ -50,26 +50,10 @@ log = logging.getLogger(__name__)
 ACTIVE = ("launching", "running", "paused")
 STEP_COMMANDS = {"step-over": "next", "step-into": "stepIn", "step-out": "stepOut", "continue": "continue"}
 
-ATTACH_ARGS: dict[str, Any] = {
-    "redirectOutput": True,
-    "showReturnValue": True,
-    "variablePresentation": {"special": "hide", "function": "hide", "class": "group", "protected": "inline"},
-}
-
-
 ATTACH_RETRY_SECONDS = 5.0  # a debugpy someone else starts may still be coming up
 
-INITIALIZE_ARGS: dict[str, Any] = {
-    "clientID": "debugrelay",
-    "clientName": "debugrelay",
-    "adapterID": "debugpy",
-    "linesStartAt1": True,
-    "columnsStartAt1": True,
-    "pathFormat": "path",
-    "supportsVariableType": True,
-    "supportsVariablePaging": True,
-    "supportsRunInTerminalRequest": False,
-}
+
+StopHook = Callable[["Session", Stop, list[dict[str, Any]]], Awaitable[None]]
 
 
 def exception_filters_for(stop_on_exception: object) -> list[str]:
@@ -91,8 +75,10 @@ class Session:
         store: StateStore,
         settings: Settings,
         launchers: dict[str, Launcher],
+        on_stop: StopHook | None = None,
     ) -> None:
         self.record = record
+        self.on_stop = on_stop
         self.store = store
         self.settings = settings
         self.launchers = launchers
@@ -110,6 +96,7 @@ class Session:
         self._snapshot: asyncio.Task[Any] | None = None  # the stop's locals being kept for /changes
         self._ending = False
         self.output = OutputBuffer(record.id, store, settings.output_entry_max_chars)
+        self.breakpoint_state = bps.BreakpointState()
         self.probe_available = True
 
     # -- small helpers ---------------------------------------------------------------------
@@ -128,11 +115,13 @@ class Session:
     async def save(self) -> None:
         await self.store.save_session(self.record)
 
-    def _notify(self) -> None:
+    def notify(self) -> None:
+        """Wake whoever waits for this session to change (a stop, an end)."""
         event, self._changed = self._changed, asyncio.Event()
         event.set()
 
-    def _spawn(self, coro: Any) -> None:
+    def spawn(self, coro: Any) -> None:
+        """Run ``coro`` as a task of this session: cancelled when its connection goes."""
         task = asyncio.create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -165,6 +154,30 @@ class Session:
 
             fut.add_done_callback(forget_failure)
         return await asyncio.shield(fut)
+
+    async def drop_connection(self, *, disconnect: bool, final: bool = False) -> bool:
+        """Close the DAP connection without ending the session or the target; with ``disconnect`` tell
+        debugpy first (it then resumes the debuggee); ``final``: this relay lets the session go, nothing
+        that arrives later may change it. Returns whether the connection was live."""
+        self._ending = True  # the connection's '_closed' event must not end the session
+        client, self.client = self.client, None
+        live = client is not None and not client.closed.is_set()
+        if client is not None:
+            if live and disconnect:
+                with contextlib.suppress(RelayError):
+                    await client.request("disconnect", {"terminateDebuggee": False, "restart": False}, timeout=2.0)
+            await client.close()
+        for task in list(self._tasks):  # what that connection's events started
+            task.cancel()
+        self._ending = final
+        return live
+
+    def ref_meta(self, ref: int) -> RefMeta | None:
+        """What the relay knows of a variables reference of this stop."""
+        return self._refs.get(ref)
+
+    def remember_ref(self, ref: int, meta: RefMeta) -> None:
+        self._refs[ref] = meta
 
     def require_paused(self) -> DapClient:
         client = self._require_client()
@@ -206,7 +219,7 @@ class Session:
         return launcher
 
     async def _start(self, launcher: Launcher, spec: LaunchRequest, script: str | None) -> None:
-        self._reset_run_state()
+        self.reset_run_state()
         bps.reset_run(self.record)
         self.record.status = "launching"
         self.record.exit_code = None
@@ -224,8 +237,8 @@ class Session:
                 filters=exception_filters_for(spec.stop_on_exception)
             )
             self.record.exception_filters = filters
-            await self._connect(target, self.settings.launch_timeout)
-            await self._configure(
+            await self.connect(target, self.settings.launch_timeout)
+            await self.configure(
                 {
                     **ATTACH_ARGS,
                     "justMyCode": spec.just_my_code,
@@ -248,7 +261,7 @@ class Session:
         if self.record.status == "launching":
             self.record.status = "running"
         await self.save()
-        self._notify()
+        self.notify()
 
     async def _launch_failed(self, target: Target | None, exc: RelayError) -> None:
         tail = target.output_tail() if target is not None else ""
@@ -265,7 +278,7 @@ class Session:
         self.record.error = exc.to_dict()
         self.record.breakpoints = [b for b in self.record.breakpoints if not b.internal]
         await self.save()
-        self._notify()
+        self.notify()
 
     async def attach(self, spec: AttachSpec) -> None:
         """Attach to a debugpy someone else started (``--listen host:port``)."""
@@ -276,24 +289,24 @@ class Session:
                 raise InvalidState(f"session is already {self.status}", details={"status": self.status})
             self.record.mode = "attach"
             self.record.attach = spec
-            self._reset_run_state()
+            self.reset_run_state()
             self.record.status = "launching"
             await self.save()
             target = await RemoteTarget.resolve(spec)
             try:
                 self.target = target
                 self.record.target = target.describe()
-                await self._connect(target, ATTACH_RETRY_SECONDS)
-                await self._configure({**ATTACH_ARGS, "justMyCode": False, "pathMappings": target.path_mappings()})
+                await self.connect(target, ATTACH_RETRY_SECONDS)
+                await self.configure({**ATTACH_ARGS, "justMyCode": False, "pathMappings": target.path_mappings()})
             except RelayError as exc:
                 await self._launch_failed(None, exc)
                 raise
             if self.record.status == "launching":
                 self.record.status = "running"
             await self.save()
-            self._notify()
+            self.notify()
 
-    async def _connect(self, target: Target, timeout: float, *, single_try: bool = False) -> None:
+    async def connect(self, target: Target, timeout: float, *, single_try: bool = False) -> None:
         """Connect to the target's debugpy and ``initialize``, retrying until it answers.
 
         A bare connect-and-close probe kills a debuggee waiting for its client, so readiness is
@@ -343,7 +356,8 @@ class Session:
         self.client = client
         target.on_attached()
 
-    async def _configure(self, attach_args: dict[str, Any]) -> None:
+    async def configure(self, attach_args: dict[str, Any]) -> None:
+        """attach, breakpoints, exception filters, configurationDone: the target runs after this."""
         client = self._require_client()
         initialized = client.expect_event("initialized")
         attach = client.send("attach", attach_args)
@@ -366,7 +380,8 @@ class Session:
         self._require_client()
         await bps.apply_exception_filters(self)
 
-    def _reset_run_state(self) -> None:
+    def reset_run_state(self) -> None:
+        """Forget what belonged to the last run: cached reads, frames, references, threads."""
         self._reads.clear()
         self._frames.clear()
         self._totals.clear()
@@ -383,7 +398,7 @@ class Session:
             if category in ("stdout", "stderr") or (category == "console" and body.get("output")):
                 self.output.add("stdout" if category == "console" else category, body.get("output", ""))
         elif event == "stopped":
-            self._spawn(self._on_stopped(body or {}, self._run_epoch))
+            self.spawn(self._on_stopped(body or {}, self._run_epoch))
         elif event == "continued":
             self._on_continued()
         elif event == "thread":
@@ -393,7 +408,7 @@ class Session:
         elif event == "exited":
             self.record.exit_code = body.get("exitCode")
         elif event in ("terminated", "_closed"):
-            self._spawn(self._on_end(event))
+            self.spawn(self._on_end(event))
 
     def _on_continued(self) -> None:
         self._run_epoch += 1
@@ -403,7 +418,7 @@ class Session:
         if self.status == "paused":
             self.record.status = "running"
             self.record.stop = None
-            self._notify()
+            self.notify()
 
     async def _on_stopped(self, body: dict[str, Any], epoch: int) -> None:
         client = self.client
@@ -449,19 +464,18 @@ class Session:
             at=time.time(),
             seq=self.record.stop_count,
         )
-        from debugrelay.inspect import remember_stop  # the top frame's locals, for GET /changes
-
         if epoch != self._run_epoch:
             return
-        # kept while the agent reads the stop (its scopes and locals are answered from what this read);
-        # the target resumes only after it is done (see resume)
-        self._snapshot = asyncio.ensure_future(remember_stop(self, stop, frames))
-        self._tasks.add(self._snapshot)
-        self._snapshot.add_done_callback(self._tasks.discard)
+        if self.on_stop is not None:
+            # kept while the agent reads the stop (its scopes and locals are answered from what this read);
+            # the target resumes only after it is done (see resume)
+            self._snapshot = asyncio.ensure_future(self.on_stop(self, stop, frames))
+            self._tasks.add(self._snapshot)
+            self._snapshot.add_done_callback(self._tasks.discard)
         self.record.stop = stop
         self.record.stop_history = [*self.record.stop_history, stop][-self.settings.stop_history :]
         self.record.status = "paused"
-        self._notify()
+        self.notify()
         if entry:
             with contextlib.suppress(RelayError):
                 await bps.drop_entry(self)
@@ -522,7 +536,7 @@ class Session:
         bps.mark_unhit(self.record)
         with contextlib.suppress(RelayError):
             await self.save()
-        self._notify()
+        self.notify()
 
     # -- execution control -----------------------------------------------------------------
 
@@ -554,7 +568,7 @@ class Session:
             except RelayError:
                 if self.record.stop_count == seen and self.status == "running":
                     self.record.status, self.record.stop = "paused", stop
-                    self._notify()
+                    self.notify()
                 raise
         if wait:
             await self.wait_for_stop(seen, wait)
@@ -626,12 +640,12 @@ class Session:
             self.record.reason = reason
             self.record.exit_code = exit_code
         self.record.stop = None
-        self._reset_run_state()
+        self.reset_run_state()
         self._ending = True
         self.target = None
         bps.mark_unhit(self.record)
         await self.save()
-        self._notify()
+        self.notify()
 
     async def restart(self) -> None:
         """Start the same launch again, with the same breakpoints."""

@@ -10,7 +10,7 @@ from debugrelay.errors import InvalidRequest, RelayError
 from debugrelay.models import AttachSpec, BreakpointRecord, Input, LaunchRequest, SessionRecord
 from debugrelay.store import timestamp
 
-from . import _breakpoints as bps
+from . import breakpoints as bps
 from ._session import Session
 
 if TYPE_CHECKING:

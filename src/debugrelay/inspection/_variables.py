@@ -7,7 +7,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from debugrelay.errors import InvalidReference, InvalidRequest, RelayError
-from debugrelay.sessions._render import GROUPS, RefMeta, render_variables
+from debugrelay.sessions import GROUPS, RefMeta, render_variables
 
 from ._probe import ProbeUnavailable, call_probe, dap
 
@@ -29,7 +29,7 @@ async def scope_refs(session: Session, frame_id: int) -> dict[str, int]:
     for scope in body.get("scopes", []):
         ref = int(scope.get("variablesReference") or 0)
         if ref:
-            session._refs[ref] = RefMeta(frame_id=frame_id, evaluate_name=None, chain=())
+            session.remember_ref(ref, RefMeta(frame_id=frame_id, evaluate_name=None, chain=()))
             refs.setdefault(str(scope.get("name")), ref)
     return refs
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from debugrelay.sessions._source import read_source
+from debugrelay.sessions import read_source
 
 if TYPE_CHECKING:
     from debugrelay.sessions import Session

@@ -40,7 +40,7 @@ async def object_inspect(
     expression = object_ref.strip()
     fid: int | None = None
     if expression.isdigit():
-        meta = session._refs.get(int(expression))
+        meta = session.ref_meta(int(expression))
         if meta is None or not meta.evaluate_name:
             raise InvalidReference(
                 f"variable reference {expression} is not known at this stop",

@@ -1,0 +1,59 @@
+"""What a launch needs of the breakpoints: the script checked, the entry stop."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from debugrelay.errors import FileNotFound, InvalidRequest
+from debugrelay.models import BreakpointRecord, LaunchRequest, SessionRecord
+
+from .._source import check_syntax, first_code_line, module_path
+from ._sync import sync_file
+
+if TYPE_CHECKING:
+    from .._session import Session
+
+
+def prepare_launch(spec: LaunchRequest) -> str | None:
+    """Check a launch before anything starts; return the script's path (None for modules)."""
+    if bool(spec.script) == bool(spec.module):
+        raise InvalidRequest(
+            "give exactly one of 'script' or 'module'",
+            details={"script": spec.script, "module": spec.module},
+            hint='e.g. {"script": "/abs/path/main.py"} or {"module": "pytest", "args": ["-x"]}',
+        )
+    if spec.cwd and not Path(spec.cwd).is_dir() and spec.launcher != "docker":
+        raise InvalidRequest(f"working directory '{spec.cwd}' does not exist", details={"cwd": spec.cwd})
+    if spec.module:
+        return module_path(spec.module, spec.cwd, spec.pythonpath)
+    script = spec.script or ""
+    if not os.path.isabs(script):
+        script = os.path.join(spec.cwd or os.getcwd(), script)
+        spec.script = script
+    if not Path(script).is_file():
+        raise FileNotFound(f"script '{script}' not found", details={"file": script})
+    check_syntax(script)
+    return script
+
+
+def entry_breakpoint(record: SessionRecord, spec: LaunchRequest, script: str | None) -> BreakpointRecord | None:
+    """An internal breakpoint on the first line that runs, for ``stop_on_entry``."""
+    if script is None:
+        return None
+    line = first_code_line(script)
+    if line is None:
+        return None
+    bp = BreakpointRecord(id="entry", file=script, line=line, verified=True, internal=True)
+    record.breakpoints = [b for b in record.breakpoints if not b.internal] + [bp]
+    return bp
+
+
+async def drop_entry(session: Session) -> None:
+    entry = [b for b in session.record.breakpoints if b.internal]
+    if not entry:
+        return
+    session.record.breakpoints = [b for b in session.record.breakpoints if not b.internal]
+    for path in {b.file for b in entry if b.file}:
+        await sync_file(session, path)

@@ -1,0 +1,235 @@
+"""Breakpoints as agents ask for them: decoded, validated (conditions compile, hit counts parse)."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from debugrelay.errors import InvalidCondition, InvalidLine, InvalidRequest, RelayError
+from debugrelay.models import BreakpointRecord, Input
+
+from ._common import MAX_LINE
+
+if TYPE_CHECKING:
+    pass
+
+
+class SourceRef(Input):
+    path: str | None = None
+    name: str | None = None
+
+
+class BreakpointRequest(Input):
+    """One breakpoint as an agent asks for it: a line (``source.path``/``file`` + ``line``) or a function."""
+
+    source: SourceRef | None = None
+    file: str | None = None
+    path: str | None = None
+    line: int | None = None
+    function: str | None = None
+    condition: str | None = None
+    hit_condition: str | None = None
+    log_message: str | None = None
+    enabled: bool = True
+
+
+class BreakpointUpdate(Input):
+    condition: str | None = None
+    hit_condition: str | None = None
+    log_message: str | None = None
+    enabled: bool | None = None
+    line: int | None = None
+
+
+def compile_expression(text: str, what: str) -> str:
+    """The expression as one normalized line (comments dropped); InvalidCondition if it does not compile."""
+    try:
+        tree = ast.parse(text.strip(), f"<{what}>", "eval")
+        compile(tree, f"<{what}>", "eval")
+    except SyntaxError as exc:
+        raise InvalidCondition(
+            f"{what} does not compile: SyntaxError: {exc.msg}",
+            details={what: text, "error": f"SyntaxError: {exc.msg}", "offset": exc.offset},
+        ) from None
+    except ValueError as exc:  # e.g. a NUL byte
+        raise InvalidCondition(f"{what} does not compile: {exc}", details={what: text, "error": str(exc)}) from None
+    return ast.unparse(tree)
+
+
+def check_log_message(message: str) -> None:
+    """Each ``{expr}`` of a logpoint message must compile ({{ and }} are literal braces)."""
+    i, n = 0, len(message)
+    while i < n:
+        ch = message[i]
+        if ch == "{":
+            if i + 1 < n and message[i + 1] == "{":
+                i += 2
+                continue
+            end = message.find("}", i)
+            if end < 0:
+                raise InvalidCondition(
+                    "log_message has an unclosed '{'",
+                    details={"log_message": message, "offset": i},
+                    hint="Write {expression} to interpolate a value, {{ and }} for literal braces.",
+                )
+            if not message[i + 1 : end].strip():
+                raise InvalidCondition("log_message has an empty '{}'", details={"log_message": message, "offset": i})
+            compile_expression(message[i + 1 : end], "log_message")
+            i = end + 1
+        elif ch == "}" and i + 1 < n and message[i + 1] == "}":
+            i += 2
+        else:
+            i += 1
+
+
+_HIT_SIMPLE = re.compile(r"^(==|>=|<=|!=|>|<)?\s*(\d+)$")
+_HIT_MODULO = re.compile(r"^%\s*(\d+)(?:\s*==\s*(\d+))?$")
+
+
+def parse_hit_condition(text: str) -> tuple[str, int, int]:
+    """(operator, number, remainder) of a hit condition; InvalidCondition if not understood or never true."""
+    expr = text.strip()
+    simple, modulo = _HIT_SIMPLE.match(expr), _HIT_MODULO.match(expr)
+    if simple:
+        op, number = simple.group(1) or "==", int(simple.group(2))
+        if (op in ("==", "<=") and number == 0) or (op == "<" and number <= 1):
+            raise InvalidCondition(
+                f"hit_condition '{text}' can never be true (hits count from 1)", details={"hit_condition": text}
+            )
+        return op, number, 0
+    if modulo:
+        number, rest = int(modulo.group(1)), int(modulo.group(2) or 0)
+        if number == 0 or rest >= number:
+            raise InvalidCondition(
+                f"hit_condition '{text}' can never be true",
+                details={"hit_condition": text},
+                hint="Use '% N' or '% N == R' with 0 <= R < N.",
+            )
+        return "%", number, rest
+    raise InvalidCondition(
+        f"hit_condition '{text}' is not understood",
+        details={"hit_condition": text},
+        hint="Use N or '== N' (the Nth hit), '>= N', '> N', '<= N', '< N', '!= N', or '% N' / '% N == 0' "
+        "(every Nth hit).",
+    )
+
+
+def normalize_hit_condition(text: str) -> str:
+    """'5', '== 5', '>= 5', '% 5' or '% 5 == 0' → a canonical spelling; raises when not understood."""
+    op, number, rest = parse_hit_condition(text)
+    if op == "%":
+        return f"% {number}" + (f" == {rest}" if rest else "")
+    return str(number) if text.strip().isdigit() else f"{op} {number}"
+
+
+def validate_request(req: BreakpointRequest) -> BreakpointRequest:
+    """Raise on input that can never work; nothing is changed when this raises."""
+    path = req.source.path if req.source and req.source.path else (req.file or req.path)
+    if req.function is not None:
+        if not re.fullmatch(r"[\w.<>]+(:[\w.<>]+)?", req.function.strip()):
+            raise InvalidRequest(
+                f"'{req.function}' is not a function name",
+                details={"function": req.function},
+                hint="Use name, Class.method or package.module:function.",
+            )
+        if path or req.line is not None:
+            raise InvalidRequest(
+                "give either 'function', or 'source.path' and 'line', not both",
+                details={"function": req.function, "file": path, "line": req.line},
+            )
+        req.function = req.function.strip()
+    else:
+        if not path:
+            raise InvalidRequest(
+                "a breakpoint needs 'source.path' and 'line', or 'function'",
+                hint='e.g. {"source": {"path": "/code/main.py"}, "line": 10}',
+            )
+        if req.line is None:
+            raise InvalidRequest("a line breakpoint needs 'line'", details={"file": path})
+        if not 1 <= req.line <= MAX_LINE:
+            raise InvalidLine(f"line {req.line} is not a line number", details={"file": path, "line": req.line})
+        if "\0" in path:
+            raise InvalidRequest("the path contains a NUL character", details={"file": path})
+        if not os.path.isabs(path):
+            raise InvalidRequest(
+                f"breakpoint path '{path}' is not absolute",
+                details={"file": path},
+                hint="Give the absolute path of the source file.",
+            )
+        if os.path.isdir(path):
+            raise InvalidRequest(f"'{path}' is a directory, not a source file", details={"file": path})
+        path = os.path.normpath(path)
+    req.condition = req.condition if req.condition and req.condition.strip() else None
+    req.hit_condition = req.hit_condition if req.hit_condition and req.hit_condition.strip() else None
+    req.log_message = req.log_message or None
+    if req.condition:
+        compile_expression(req.condition, "condition")
+    if req.hit_condition:
+        req.hit_condition = normalize_hit_condition(req.hit_condition)
+    if req.log_message:
+        check_log_message(req.log_message)
+    req.file = path
+    return req
+
+
+def parse_requests(body: Any) -> tuple[list[BreakpointRequest], bool]:
+    """Accept one breakpoint, a list, or {"breakpoints": [...]}; return (valid requests, was_many)."""
+    reqs, many = decode_requests(body)
+    return validate_all(reqs), many
+
+
+def decode_requests(body: Any) -> tuple[list[BreakpointRequest], bool]:
+    """Accept one breakpoint, a list, or {"breakpoints": [...]}; return (requests, was_many), unvalidated."""
+    if not isinstance(body, list | dict):
+        raise InvalidRequest(
+            "a breakpoint must be a JSON object, or a list of them", hint='Send {"source": {"path": ...}, "line": N}.'
+        )
+    many = isinstance(body, list) or "breakpoints" in body
+    items = body if isinstance(body, list) else body.get("breakpoints") if many else [body]
+    if not isinstance(items, list) or not items:
+        raise InvalidRequest("no breakpoint given", hint='Send {"source": {"path": ...}, "line": N}.')
+    reqs: list[BreakpointRequest] = []
+    for index, item in enumerate(items):
+        try:
+            reqs.append(msgspec.convert(item, BreakpointRequest))
+        except msgspec.ValidationError as exc:
+            raise InvalidRequest(
+                f"invalid breakpoint{f' #{index + 1}' if many else ''}: {exc}",
+                details={"index": index, "validation": str(exc)},
+            ) from exc
+    return reqs, many
+
+
+def validate_all(reqs: list[BreakpointRequest]) -> list[BreakpointRequest]:
+    """Every request checked (conditions compile, a line or a function given); the first bad one names
+    its index and that none was set."""
+    if not reqs:
+        raise InvalidRequest("no breakpoint given", hint='Send {"source": {"path": ...}, "line": N}.')
+    out = []
+    for index, req in enumerate(reqs):
+        try:
+            out.append(validate_request(req))
+        except RelayError as exc:
+            if len(reqs) > 1:
+                exc.details = {"index": index, **exc.details}
+                exc.message = f"breakpoint #{index + 1}: {exc.message} (none of the {len(reqs)} was set)"
+            raise
+    return out
+
+
+def record_from(req: BreakpointRequest) -> BreakpointRecord:
+    return BreakpointRecord(
+        id="",
+        kind="function" if req.function else "line",
+        file=req.file if not req.function else None,
+        line=req.line if not req.function else None,
+        function=req.function,
+        condition=req.condition or None,
+        hit_condition=req.hit_condition or None,
+        log_message=req.log_message or None,
+        enabled=req.enabled,
+    )

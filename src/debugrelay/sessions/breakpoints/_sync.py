@@ -1,0 +1,306 @@
+"""Keeping debugpy in step: breakpoints sent per file, hits counted, conditions that raise reported."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+from debugrelay.errors import DebugpyError, RelayError
+from debugrelay.models import BreakpointRecord, SessionRecord
+
+from ._checks import recheck, resolve_function
+from ._common import (
+    CONDITION_ERROR,
+    CONDITION_RAISED,
+    NEVER_HIT,
+    PENDING_POLL,
+    SYNC_NOTES,
+    file_exists,
+    is_pending_file,
+    is_runtime_note,
+    live_client,
+    settings_of,
+    state_of,
+)
+from ._requests import compile_expression, parse_hit_condition
+
+if TYPE_CHECKING:
+    from debugrelay.dap import DapClient
+
+    from .._session import Session
+
+log = logging.getLogger(__name__)
+
+
+async def recheck_pending(session: Session) -> bool:
+    """Verify pending breakpoints whose file now exists and send them to debugpy; True if any changed."""
+    changed = [b for b in session.record.breakpoints if is_pending_file(b) and file_exists(b.file)]
+    if not changed:
+        return False
+    for bp in changed:
+        recheck(bp)
+    await sync_changed(session, changed)
+    await session.save()
+    return True
+
+
+def ensure_watcher(session: Session) -> None:
+    """While a target runs with pending breakpoints, look for their files and set them once they appear."""
+    rt = state_of(session)
+    client = live_client(session)
+    if rt.watcher or client is None or not any(is_pending_file(b) for b in session.record.breakpoints):
+        return
+    rt.watcher = True
+
+    async def watch() -> None:
+        try:
+            while session.client is client and not client.closed.is_set():
+                pending = [b for b in session.record.breakpoints if is_pending_file(b)]
+                if not pending:
+                    return
+                if any(file_exists(b.file) for b in pending):
+                    async with session.lock:
+                        with contextlib.suppress(RelayError):
+                            await recheck_pending(session)
+                await asyncio.sleep(PENDING_POLL)
+        finally:
+            rt.watcher = False
+
+    session.spawn(watch())
+
+
+async def sync_changed(session: Session, changed: list[BreakpointRecord]) -> None:
+    if live_client(session) is None:
+        return
+    for path in sorted({b.file for b in changed if b.file}):
+        await sync_file(session, path)
+    if any(b.kind == "function" for b in changed):
+        await sync_functions(session)
+
+
+async def sync_all(session: Session) -> None:
+    """Send every breakpoint of the session to debugpy (at configuration time of each connection)."""
+    client = live_client(session)
+    if client is None:
+        return
+    await _install(session, client)
+    record = session.record
+    for bp in record.breakpoints:
+        if bp.internal:
+            continue
+        if bp.kind == "function":
+            resolve_function(record, bp)
+        else:
+            recheck(bp)
+    for path in sorted({b.file for b in record.breakpoints if b.file}):
+        await sync_file(session, path)
+    await sync_functions(session)
+    ensure_watcher(session)
+
+
+async def _install(session: Session, client: DapClient) -> None:
+    """Listen to this connection's events and ask debugpy to stop (not skip) when a condition raises."""
+    rt = state_of(session)
+    if rt.client is client:
+        return
+    rt.client, rt.sent_conditions = client, {}
+    client.add_listener(lambda event, body: _on_event(session, client, event, body))
+    # debugpy's own default (debug mode "debugpy-dap") skips a breakpoint whose condition raises and
+    # says nothing for a NameError; an empty skip list makes pydevd suspend and always warn.
+    try:
+        await client.request(
+            "setDebuggerProperty", {"skipSuspendOnBreakpointException": [], "skipPrintBreakpointException": []}
+        )
+        rt.condition_stops = True
+    except DebugpyError as exc:
+        log.warning("session %s: debugpy refused setDebuggerProperty: %s", session.id, exc.message)
+        rt.condition_stops = False
+
+
+def _on_event(session: Session, client: DapClient, event: str, body: Any) -> None:
+    if session.client is not client:
+        return
+    if event == "output" and isinstance(body, dict) and body.get("category") == "important":
+        text = str(body.get("output") or "")
+        if text.startswith(CONDITION_ERROR):
+            _condition_failed(session, text[len(CONDITION_ERROR) :])
+    elif event == "stopped" and any(is_pending_file(b) for b in session.record.breakpoints):
+        session.spawn(_recheck_later(session))
+
+
+async def _recheck_later(session: Session) -> None:
+    async with session.lock:
+        with contextlib.suppress(RelayError):
+            await recheck_pending(session)
+
+
+def _condition_failed(session: Session, rest: str) -> None:
+    """debugpy reported a condition that raised: note it on the breakpoint and in the output."""
+    rt = state_of(session)
+    bp_id = next((i for sent, i in rt.sent_conditions.items() if rest.startswith(sent + "\n")), None)
+    lines = [line.strip() for line in rest.splitlines() if line.strip()]
+    error = lines[-1] if lines else "an exception"
+    for bp in session.record.breakpoints:
+        if bp.id == bp_id:
+            bp.message = (
+                f"{CONDITION_RAISED} {error}, so the target paused here instead of skipping the breakpoint. "
+                "Fix the condition with PATCH (a condition that raises pauses every time)."
+            )
+            session.output.add("debugger", f"breakpoint {bp.id}: condition {bp.condition!r} raised {error}\n")
+            return
+    session.output.add("debugger", f"a breakpoint condition raised {error}\n")
+
+
+def hit_test(record: SessionRecord, bp: BreakpointRecord) -> str | None:
+    """A Python expression that counts this breakpoint's hits in the target and tests the hit condition.
+
+    debugpy counts hits itself, but its count restarts whenever the file's breakpoints are sent
+    again, and it stops when EITHER the hit condition OR the condition is true. Counting in the
+    target (after the condition passed) gives AND, and a count that survives other edits.
+    """
+    if not bp.hit_condition:
+        return None
+    op, number, rest = parse_hit_condition(bp.hit_condition)
+    seed = f"{record.id}/{bp.id}/{bp.condition}/{bp.hit_condition}"
+    key = f"{bp.id}:{hashlib.sha1(seed.encode()).hexdigest()[:10]}"
+    test = f"d[k] % {number} == {rest}" if op == "%" else f"d[k] {op} {number}"
+    return (
+        f"(lambda d, k: d.__setitem__(k, d.get(k, 0) + 1) or {test})"
+        f"(__import__('sys').__dict__.setdefault('_debugrelay_hits', {{}}), {key!r})"
+    )
+
+
+def _dap_args(record: SessionRecord, bp: BreakpointRecord) -> dict[str, Any]:
+    args: dict[str, Any] = {}
+    condition = compile_expression(bp.condition, "condition") if bp.condition else None
+    hits = hit_test(record, bp)
+    if condition and hits:
+        args["condition"] = f"({condition}) and {hits}"
+    elif condition or hits:
+        args["condition"] = condition or hits
+    if bp.log_message:
+        args["logMessage"] = bp.log_message  # pydevd adds the newline itself
+    return args
+
+
+def _lead_order(bp: BreakpointRecord) -> tuple[int, int, int]:
+    plain = not (bp.condition or bp.hit_condition or bp.log_message)
+    number = int(bp.id[3:]) if bp.id.startswith("bp_") and bp.id[3:].isdigit() else 0
+    return (0 if bp.internal else 1, 0 if plain else 1, number)
+
+
+async def sync_file(session: Session, path: str) -> None:
+    """Send the breakpoints of one file to debugpy (it replaces that file's set each time)."""
+    client = live_client(session)
+    if client is None:
+        return
+    record = session.record
+    rt = state_of(session)
+    members = [
+        b
+        for b in record.breakpoints
+        if b.file == path and b.line is not None and b.enabled and b.verified and not b.pending
+    ]
+    by_line: dict[int, list[BreakpointRecord]] = {}
+    for bp in members:
+        if bp.message and bp.message.startswith(SYNC_NOTES):  # recomputed below
+            bp.message = None
+    for bp in sorted(members, key=_lead_order):
+        by_line.setdefault(bp.line or 0, []).append(bp)
+    lines = sorted(by_line)
+    sent = []
+    for line in lines:
+        lead = by_line[line][0]
+        args = _dap_args(record, lead)
+        if "condition" in args:
+            rt.sent_conditions[args["condition"]] = lead.id
+        sent.append({"line": line, **args})
+    remote = session.target.to_remote_path(path) if session.target else path
+    body = await client.request("setBreakpoints", {"source": {"path": remote}, "breakpoints": sent})
+    for line, answer in zip(lines, body.get("breakpoints", []), strict=False):
+        group = by_line[line]
+        for bp in group:
+            bp.dap_id = answer.get("id")
+            actual = answer.get("line")
+            bp.actual_line = actual if actual not in (None, line) else None
+            if not answer.get("verified", False):
+                bp.verified = False
+                bp.message = answer.get("message") or "debugpy could not verify this breakpoint"
+            elif bp.actual_line is not None:
+                bp.message = f"debugpy moved this breakpoint to line {actual}; it pauses there."
+            if bp is not group[0] and settings_of(bp)[:3] != settings_of(group[0])[:3]:
+                lead_name = group[0].id or "the entry stop"
+                bp.message = (
+                    f"Shares line {line} with {lead_name}: debugpy keeps one breakpoint per line, "
+                    f"so {lead_name}'s condition/hit condition/log message apply to both."
+                )
+
+
+async def sync_functions(session: Session) -> None:
+    """Bare function names the relay could not find go to debugpy, which matches them by name."""
+    client = live_client(session)
+    if client is None:
+        return
+    active = [
+        b
+        for b in session.record.breakpoints
+        if b.kind == "function"
+        and b.enabled
+        and b.file is None
+        and not b.pending
+        and b.function
+        and "." not in b.function
+        and ":" not in b.function
+    ]
+    body = await client.request(
+        "setFunctionBreakpoints",
+        {"breakpoints": [{"name": b.function, **_dap_args(session.record, b)} for b in active]},
+    )
+    for bp, answer in zip(active, body.get("breakpoints", []), strict=False):
+        bp.dap_id = answer.get("id")
+
+
+def on_hit(record: SessionRecord, dap_ids: list[int]) -> tuple[list[str], bool]:
+    """Count hits for the breakpoints debugpy names; (their ids, whether the entry breakpoint hit)."""
+    hit: list[str] = []
+    entry = False
+    for bp in record.breakpoints:
+        if bp.dap_id is not None and bp.dap_id in dap_ids:
+            if bp.internal:
+                entry = True
+                continue
+            bp.hit_count += 1
+            if bp.message == NEVER_HIT:
+                bp.message = None
+            if bp.kind == "function" and not bp.verified:  # a bare name debugpy matched at run time
+                bp.verified = True
+                bp.message = "Not found in the source, but debugpy matched the name at run time."
+            hit.append(bp.id)
+    return hit, entry
+
+
+def reset_run(record: SessionRecord) -> None:
+    """A new run starts: hit counts and the last run's notes are cleared."""
+    for bp in record.breakpoints:
+        bp.hit_count = 0
+        bp.dap_id = None
+        if is_runtime_note(bp.message):
+            bp.message = None
+
+
+def mark_unhit(record: SessionRecord) -> None:
+    """After a run, say which verified breakpoints never hit."""
+    for bp in record.breakpoints:
+        if (
+            bp.verified
+            and bp.enabled
+            and bp.hit_count == 0
+            and not bp.internal
+            and not bp.log_message
+            and bp.message is None
+        ):
+            bp.message = NEVER_HIT
+        bp.dap_id = None
