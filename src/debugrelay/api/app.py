@@ -34,15 +34,20 @@ log = logging.getLogger("debugrelay")
 
 
 def create_app(settings: Settings | None = None, manager: SessionManager | None = None) -> Litestar:
-    """The relay's ASGI app; pass a manager to share it (e.g. with an embedded MCP server)."""
+    """The relay's ASGI app. It builds, starts and closes its session manager in its lifespan; or serves
+    ``manager``, which the caller has started and will close (an app embedding the relay, in-process tests)."""
     settings = settings or load_settings()
     from debugrelay.mcp_server import McpEndpoint
 
     mcp = McpEndpoint(settings)  # MCP over streamable HTTP at /mcp, on the same manager
+    state = State({"manager": manager, "service": RelayService(manager)} if manager is not None else {})
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        mgr = manager or build_manager(settings)
+        if manager is not None:
+            yield
+            return
+        mgr = build_manager(settings)
         app.state.manager = mgr
         app.state.service = RelayService(mgr)
         if not mgr.store.durable:
@@ -85,6 +90,7 @@ def create_app(settings: Settings | None = None, manager: SessionManager | None 
             "service": Provide(provide_service, sync_to_thread=False),
         },
         exception_handlers=exception_handlers,
+        state=state,
         middleware=[token_middleware(settings.token), forward_middleware],
         on_shutdown=[close_forwarding],
         lifespan=[lifespan, mcp.lifespan],

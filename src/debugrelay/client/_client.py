@@ -291,9 +291,17 @@ class RelayClient(_Endpoints[Any]):
 class AsyncRelayClient(_Endpoints[Awaitable[Any]]):
     """Async client (``debugrelay mcp --url``). Methods are awaitables of decoded JSON."""
 
-    def __init__(self, url: str | None = None, token: str | None = None, *, timeout: httpx.Timeout | None = None):
+    def __init__(
+        self,
+        url: str | None = None,
+        token: str | None = None,
+        *,
+        timeout: httpx.Timeout | None = None,
+        http: httpx.AsyncClient | None = None,
+    ):
+        """``http``: a client of one's own (e.g. bound to the relay's app in this process) instead of a new one."""
         self.url = (url or default_url()).rstrip("/")
-        self.http = httpx.AsyncClient(
+        self.http = http or httpx.AsyncClient(
             base_url=self.url, headers=_headers(token or default_token()), timeout=timeout or _timeout()
         )
 

@@ -1,0 +1,86 @@
+"""The MCP tools in process, over the relay's services and over its HTTP API: the same answers."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+import pytest
+from mcp import Client
+from mcp.types import CallToolResult
+
+from debugrelay.api import create_app
+from debugrelay.client import AsyncRelayClient, RemoteService
+from debugrelay.mcp_server import build_server
+from debugrelay.service import DebugService, RelayService
+
+from .conftest import ADD, BASIC
+
+pytestmark = [
+    pytest.mark.asyncio,
+    # Litestar 2.2x announces its 3.0 parameter style; the relay pins litestar below 3.
+    pytest.mark.filterwarnings("ignore::litestar.exceptions.LitestarDeprecationWarning"),
+]
+
+
+async def call(client: Client, tool: str, **args: Any) -> dict[str, Any]:
+    result = await client.call_tool(tool, args)
+    assert isinstance(result, CallToolResult)
+    data: dict[str, Any] = json.loads(result.content[0].text)  # type: ignore[union-attr]
+    assert not result.is_error, data
+    return data
+
+
+@asynccontextmanager
+async def tools_over(kind: str, service: RelayService) -> AsyncIterator[Client]:
+    """The tools over the services in this process ("embedded") or through the HTTP API ("remote")."""
+    if kind == "embedded":
+        async with Client(build_server(service)) as client:
+            yield client
+        return
+    app = create_app(service.manager.settings, service.manager)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+        remote: DebugService = RemoteService(AsyncRelayClient(str(http.base_url), http=http))
+        async with Client(build_server(remote)) as client:
+            yield client
+
+
+@pytest.mark.parametrize("kind", ["embedded", "remote"])
+async def test_a_debugging_story_answers_the_same_either_way(kind: str, service: RelayService) -> None:
+    async with tools_over(kind, service) as tools:
+        stop = await call(tools, "debug_launch", script=BASIC, breakpoints=[f"{BASIC}:{ADD}"])
+        assert (stop["status"], stop["reason"], stop["location"]["line"]) == ("paused", "breakpoint", ADD)
+        assert stop["code"] == "result = a + b  # add-body"
+        assert stop["locals"] == {"a": "0", "b": "3"}
+        assert stop["output"] == "adding 3\n"  # what the program printed before it stopped
+        assert await call(tools, "evaluate", expression="b + 252", format="hex") == {"result": "0xff", "type": "int"}
+        assert await call(tools, "evaluate", expression="b > 0", format="hex") == {"result": "True", "type": "bool"}
+        stack = await call(tools, "debug_stacktrace")
+        assert [f["name"] for f in stack["frames"]] == ["add"]
+        step = await call(tools, "debug_step_over")
+        assert (step["reason"], step["location"]["function"]) == ("step", "average")
+        assert "output" not in step  # nothing printed since the last answer
+        again = await call(tools, "debug_continue")
+        assert (again["location"]["line"], again["locals"], again["output"]) == (
+            ADD,
+            {"a": "3", "b": "4"},
+            "adding 4\n",
+        )
+        status = await call(tools, "debug_status")
+        assert status["breakpoints"][0]["hit_count"] == 2
+        end = await call(tools, "debug_disconnect")
+        assert end["status"] == "terminated"
+
+
+@pytest.mark.parametrize("kind", ["embedded", "remote"])
+async def test_errors_name_tools_either_way(kind: str, service: RelayService) -> None:
+    async with tools_over(kind, service) as tools:
+        result = await tools.call_tool("debug_evaluate", {"expression": "1"})
+        error = json.loads(result.content[0].text)["error"]  # type: ignore[union-attr]
+        assert result.is_error
+        assert error["code"] == "session_not_found"
+        assert "debug_launch" in error["hint"]

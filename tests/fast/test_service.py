@@ -1,0 +1,111 @@
+"""The service layer and the session state machine, one story per behaviour, against the fake debugpy."""
+
+from __future__ import annotations
+
+import pytest
+
+from debugrelay.errors import EvaluationError, InvalidRequest, NotPaused
+from debugrelay.models import LaunchRequest
+from debugrelay.service import RelayService
+from debugrelay.sessions import BreakpointRequest
+
+from .conftest import ADD, BASIC
+from .fake_debugpy import Program
+
+pytestmark = pytest.mark.asyncio
+
+
+async def paused_at_add(service: RelayService) -> str:
+    sid = (await service.create_session(name="fast")).session_id
+    await service.add_breakpoints(sid, [BreakpointRequest(file=BASIC, line=ADD)])
+    await service.launch(sid, LaunchRequest(script=BASIC))
+    stop = await service.wait(sid, 10)
+    assert stop.status == "paused", stop
+    return sid
+
+
+async def test_launch_stops_at_the_breakpoint_with_its_locals(service: RelayService) -> None:
+    sid = await paused_at_add(service)
+    status = await service.status(sid)
+    assert status.reason == "breakpoint"
+    assert status.location is not None
+    assert (status.location.file, status.location.line, status.location.function) == (BASIC, ADD, "add")
+    assert status.breakpoint_ids == ["bp_1"]
+    stack = await service.stacktrace(sid)
+    assert [f.name for f in stack.frames] == ["add"]
+    scopes = (await service.scopes(sid)).scopes
+    names = {v.name: v.value for v in (await service.variables(sid, scopes[0].reference)).variables}
+    assert names == {"a": "0", "b": "3"}
+
+
+async def test_continue_goes_to_the_next_hit_and_then_the_end(service: RelayService) -> None:
+    sid = await paused_at_add(service)
+    second = await service.resume(sid, "continue", wait=10)
+    assert second.status == "paused"
+    assert (await service.evaluate(sid, "a + b")).result == "7"
+    await service.resume(sid, "continue", wait=10)
+    end = await service.resume(sid, "continue", wait=10)
+    assert end.status == "terminated"
+    assert end.exit_code == 0
+    hits = (await service.breakpoints(sid)).breakpoints
+    assert hits[0].hit_count == 3
+    printed = "".join(line.text for line in (await service.output(sid)).outputs)
+    assert printed == "adding 3\nadding 4\nadding 5\n"
+
+
+async def test_evaluate_formats_integers_only(service: RelayService) -> None:
+    sid = await paused_at_add(service)
+    assert (await service.evaluate(sid, "b + 252", format="hex")).result == "0xff"
+    assert (await service.evaluate(sid, "b", format="binary")).result == "0b11"
+    assert (await service.evaluate(sid, "-b", format="hex")).result == "-0x3"
+    flag = await service.evaluate(sid, "b > 0", format="hex")
+    assert (flag.result, flag.type) == ("True", "bool")
+    with pytest.raises(InvalidRequest, match="unknown format"):
+        await service.evaluate(sid, "b", format="octal")
+
+
+async def test_an_expression_that_raises_is_an_evaluation_error(service: RelayService) -> None:
+    sid = await paused_at_add(service)
+    with pytest.raises(EvaluationError, match="NameError"):
+        await service.evaluate(sid, "no_such_name")
+    assert (await service.status(sid)).status == "paused"
+
+
+async def test_a_step_answers_with_the_new_location(service: RelayService) -> None:
+    sid = await paused_at_add(service)
+    step = await service.resume(sid, "step-over", wait=10)
+    assert step.status == "paused"
+    assert step.reason == "step"
+    assert step.location is not None
+    assert step.location.function == "average"
+
+
+async def test_a_running_program_answers_not_paused_until_paused(service: RelayService, program: Program) -> None:
+    program.loops = True
+    sid = (await service.create_session()).session_id
+    await service.launch(sid, LaunchRequest(script=BASIC))  # no breakpoint: it loops at its last step
+    waited = await service.wait(sid, 0)
+    assert (waited.status, waited.timed_out) == ("running", True)
+    with pytest.raises(NotPaused):
+        await service.evaluate(sid, "1")
+    await service.pause(sid)
+    paused = await service.wait(sid, 10)
+    assert (paused.status, paused.reason) == ("paused", "pause")
+    assert (await service.evaluate(sid, "a")).result == "7"
+
+
+async def test_a_bad_wait_changes_nothing(service: RelayService) -> None:
+    sid = await paused_at_add(service)
+    with pytest.raises(InvalidRequest, match="between 0 and 300"):
+        await service.resume(sid, "continue", wait=301)
+    status = await service.status(sid)
+    assert (status.status, status.location.line if status.location else None) == ("paused", ADD)
+
+
+async def test_a_breakpoint_set_while_paused_is_hit(service: RelayService) -> None:
+    sid = await paused_at_add(service)
+    (removed,) = (await service.breakpoints(sid)).breakpoints
+    await service.remove_breakpoint(sid, removed.breakpoint_id)
+    end = await service.resume(sid, "continue", wait=10)
+    assert end.status == "terminated"
+    assert (await service.breakpoints(sid)).breakpoints == []
