@@ -6,7 +6,7 @@ STAMP    = $(VENV)/.installed
 PORT    ?= 8765
 COMPOSE ?= $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
 
-.PHONY: serve test system-deps test-images images up lint typecheck images up down bench clean
+.PHONY: serve test test-fast system-deps test-images images up lint typecheck images up down bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -34,6 +34,10 @@ test-images:
 ## test: install what the tests need and run the whole suite
 test: $(STAMP) system-deps test-images
 	$(BIN)/python -m pytest
+
+## test-fast: the fast tier and the unit tests (no debugpy, Redis or Docker needed)
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest tests/fast tests/unit -q
 
 ## images: build the container images offline (debootstrap base, wheels from the host)
 images:

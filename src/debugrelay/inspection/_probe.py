@@ -35,7 +35,7 @@ async def call_probe(session: Session, frame_id: int, call: str, seconds: float 
     except (DebugpyError, TargetGone) as exc:
         if "No module named" in exc.message and "_debugrelay_probe" in exc.message:
             session.probe_available = False
-        raise ProbeUnavailable(_last_line(exc.message)) from exc
+        raise ProbeUnavailable(last_line(exc.message)) from exc
     try:
         return json.loads(unquote(body.get("result", "")))
     except ValueError as exc:
@@ -60,6 +60,7 @@ async def dap(session: Session, command: str, args: dict[str, Any], seconds: flo
     return await session.read(command, args, seconds)
 
 
-def _last_line(message: str) -> str:
+def last_line(message: str) -> str:
+    """debugpy sends the whole traceback of a failed evaluation; its last line says what failed."""
     lines = [line for line in message.strip().splitlines() if line.strip()]
     return lines[-1] if lines else message

@@ -7,9 +7,11 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from debugrelay.errors import InvalidReference, InvalidRequest, RelayError
-from debugrelay.sessions import GROUPS, RefMeta, render_variables
+from debugrelay.sessions import RefMeta
 
 from ._probe import ProbeUnavailable, call_probe, dap
+from ._reads import variables_raw
+from ._render import GROUPS, render_variables
 
 if TYPE_CHECKING:
     from debugrelay.sessions import Session
@@ -228,7 +230,7 @@ async def _expand_path(
     if not ref:
         out.update(variables=[], total=0, has_more=False)
         return out
-    listing = await session.variables(ref, start, count)
+    listing = await variables_raw(session, ref, start, count)
     out.update(
         variable_reference=ref,
         variables=[compact(v) for v in listing["variables"]],

@@ -22,7 +22,6 @@ from debugrelay.models import (
     Changes,
     ChildrenPage,
     Cleared,
-    Completion,
     Completions,
     Deleted,
     EvaluateResult,
@@ -47,6 +46,7 @@ from debugrelay.models import (
     StackTrace,
     Status,
     Threads,
+    Variable,
     VariablesPage,
     Watches,
     WatchValue,
@@ -75,7 +75,6 @@ MAX_PAGE = 1000
 OUTPUT_PAGE_MAX = 10_000
 CONTEXTS = ("watch", "repl", "hover", "clipboard", "variables")
 FORMATS = (None, "default", "hex", "binary")
-SUMMARY_FIELDS = frozenset({"name", "type", "length", "expandable", "variable_reference", "index"})
 _PROFILE_NAME = re.compile(r"[\w.@-]{1,100}")
 _PROFILE_FIELDS = ("id", "verified", "hit_count", "dap_id", "internal", "pending", "message", "suggestion")
 
@@ -383,22 +382,22 @@ class RelayService(DebugService):
     # -- inspection ----------------------------------------------------------------------------------
 
     async def threads(self, session_id: str) -> Threads:
-        return msgspec.convert({"threads": await self._get(session_id).threads()}, Threads)
+        return await inspection.threads(self._get(session_id))
 
     async def stacktrace(
         self, session_id: str, thread_id: int | None = None, start: int = 0, count: int = 20
     ) -> StackTrace:
         check_page(start, count)
-        return msgspec.convert(await self._get(session_id).stacktrace(thread_id, start, count), StackTrace)
+        return await inspection.stacktrace(self._get(session_id), thread_id, start, count)
 
     async def scopes(self, session_id: str, frame_index: int = 0, thread_id: int | None = None) -> Scopes:
-        return msgspec.convert({"scopes": await self._get(session_id).scopes(frame_index, thread_id)}, Scopes)
+        return await inspection.scopes(self._get(session_id), frame_index, thread_id)
 
     async def variables(
         self, session_id: str, reference: int, start: int = 0, count: int | None = None
     ) -> VariablesPage:
         check_page(start, count)
-        return msgspec.convert(await self._get(session_id).variables(reference, start, count), VariablesPage)
+        return await inspection.variables(self._get(session_id), reference, start, count)
 
     async def frame_locals(
         self,
@@ -413,13 +412,23 @@ class RelayService(DebugService):
         """The frame's first scope (Locals); ``summary``: names, types and sizes only."""
         check_page(start, count)
         session = self._get(session_id)
-        scopes = await session.scopes(frame_index, thread_id)
+        scopes = (await inspection.scopes(session, frame_index, thread_id)).scopes
         if not scopes:
             return VariablesPage(variables=[], total=0, has_more=False)
-        page = await session.variables(scopes[0]["reference"], start, count)
+        page = await inspection.variables(session, scopes[0].reference, start, count)
         if summary:
-            page["variables"] = [{k: v for k, v in var.items() if k in SUMMARY_FIELDS} for var in page["variables"]]
-        return msgspec.convert(page, VariablesPage)
+            page.variables = [
+                Variable(
+                    name=v.name,
+                    type=v.type,
+                    length=v.length,
+                    expandable=v.expandable,
+                    variable_reference=v.variable_reference,
+                    index=v.index,
+                )
+                for v in page.variables
+            ]
+        return page
 
     async def children(
         self, session_id: str, reference: int, start: int = 0, count: int | None = 100, *, by_offset: bool = False
@@ -476,17 +485,16 @@ class RelayService(DebugService):
             raise InvalidRequest(
                 f"unknown format '{format}'", details={"format": format}, hint="Use default, hex or binary."
             )
-        found = await self._get(session_id).evaluate(expression, frame_index, context, thread_id)
-        return format_number(msgspec.convert(found, EvaluateResult), format)
+        found = await inspection.evaluate(self._get(session_id), expression, frame_index, context, thread_id)
+        return format_number(found, format)
 
     async def set_variable(self, session_id: str, reference: int, name: str, value: str) -> SetVariableResult:
-        return msgspec.convert(await self._get(session_id).set_variable(reference, name, value), SetVariableResult)
+        return await inspection.set_variable(self._get(session_id), reference, name, value)
 
     async def completions(
         self, session_id: str, text: str, column: int | None = None, frame_index: int | None = None
     ) -> Completions:
-        found = await self._get(session_id).completions(text, column, frame_index)
-        return Completions(targets=[Completion(label=t.get("label"), type=t.get("type")) for t in found])
+        return Completions(targets=await inspection.completions(self._get(session_id), text, column, frame_index))
 
     async def source(self, session_id: str, path: str, start: int = 1, end: int | None = None) -> SourceText:
         """Lines ``start``..``end`` (1-based, inclusive) of a source file."""
@@ -516,10 +524,10 @@ class RelayService(DebugService):
     async def add_watch(self, session_id: str, expression: str) -> WatchValue:
         session = self._get(session_id)
         watch = await watches.add(session, expression)
-        return msgspec.convert(await watches.value(session, watch), WatchValue)
+        return await inspection.watch_value(session, watch)
 
     async def watches(self, session_id: str) -> Watches:
-        return msgspec.convert({"watches": await watches.values(self._get(session_id))}, Watches)
+        return Watches(watches=await inspection.watch_values(self._get(session_id)))
 
     async def remove_watch(self, session_id: str, watch_id: str) -> Deleted:
         await watches.remove(self._get(session_id), watch_id)

@@ -4,8 +4,7 @@ from . import _watches as watches
 from . import breakpoints
 from ._leases import OwnerUnavailable
 from ._manager import SessionManager
-from ._render import GROUPS, RefMeta, render_variables
-from ._session import ACTIVE, STEP_COMMANDS, Session, StopHook
+from ._session import ACTIVE, STEP_COMMANDS, RefMeta, Session, StopHook
 from ._source import read_source
 from ._transfer import SessionDocument, clone, export, import_session
 from ._views import session_view, status_view
@@ -13,7 +12,6 @@ from .breakpoints import BreakpointRequest, BreakpointUpdate
 
 __all__ = [
     "ACTIVE",
-    "GROUPS",
     "STEP_COMMANDS",
     "BreakpointRequest",
     "BreakpointUpdate",
@@ -28,7 +26,6 @@ __all__ = [
     "export",
     "import_session",
     "read_source",
-    "render_variables",
     "session_view",
     "status_view",
     "watches",

@@ -12,6 +12,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from debugrelay.config import Settings
@@ -19,7 +20,6 @@ from debugrelay.dap import ATTACH_ARGS, INITIALIZE_ARGS, DapClient
 from debugrelay.errors import (
     DebugpyError,
     DebugpyTimeout,
-    EvaluationError,
     InvalidReference,
     InvalidRequest,
     InvalidState,
@@ -43,7 +43,6 @@ from debugrelay.store import StateStore
 
 from . import breakpoints as bps
 from ._output import OutputBuffer
-from ._render import RefMeta, render_variables
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +50,18 @@ ACTIVE = ("launching", "running", "paused")
 STEP_COMMANDS = {"step-over": "next", "step-into": "stepIn", "step-out": "stepOut", "continue": "continue"}
 
 ATTACH_RETRY_SECONDS = 5.0  # a debugpy someone else starts may still be coming up
+
+
+@dataclass(frozen=True)
+class RefMeta:
+    """What the relay knows about a variables reference: its frame, expression and ancestors."""
+
+    frame_id: int
+    evaluate_name: str | None
+    chain: tuple[int, ...]
+    obj_id: int | None = None
+    length: int | None = None
+    kind: str | None = None
 
 
 StopHook = Callable[["Session", Stop, list[dict[str, Any]]], Awaitable[None]]
@@ -126,7 +137,7 @@ class Session:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    def _require_client(self) -> DapClient:
+    def require_client(self) -> DapClient:
         if self.client is None or self.client.closed.is_set():
             raise InvalidState(
                 f"session is {self.status}: there is no running target",
@@ -141,7 +152,7 @@ class Session:
         Answers are kept until the target resumes (or an evaluation may have changed state); callers
         asking the same while it is in flight share the one request.
         """
-        client = self._require_client()
+        client = self.require_client()
         key = (self._run_epoch, command, *sorted(args.items()))
         fut = self._reads.get(key)
         if fut is None:
@@ -180,7 +191,7 @@ class Session:
         self._refs[ref] = meta
 
     def require_paused(self) -> DapClient:
-        client = self._require_client()
+        client = self.require_client()
         if self.status != "paused" or self.record.stop is None:
             raise NotPaused(f"the target is {self.status}, not paused", details={"status": self.status})
         return client
@@ -358,7 +369,7 @@ class Session:
 
     async def configure(self, attach_args: dict[str, Any]) -> None:
         """attach, breakpoints, exception filters, configurationDone: the target runs after this."""
-        client = self._require_client()
+        client = self.require_client()
         initialized = client.expect_event("initialized")
         attach = client.send("attach", attach_args)
         # a refused attach ("already being debugged": one client at a time) answers at once
@@ -377,7 +388,7 @@ class Session:
 
     async def apply_exception_filters(self) -> None:
         """Send the exception filters to debugpy (the rules live with the breakpoints)."""
-        self._require_client()
+        self.require_client()
         await bps.apply_exception_filters(self)
 
     def reset_run_state(self) -> None:
@@ -578,7 +589,7 @@ class Session:
 
     async def pause(self, wait: float = 2.0) -> None:
         async with self.lock:
-            client = self._require_client()
+            client = self.require_client()
             if self.status == "paused":
                 return
             if self.status not in ("running", "launching"):
@@ -673,24 +684,9 @@ class Session:
 
     # -- inspection ------------------------------------------------------------------------
 
-    async def threads(self) -> list[dict[str, Any]]:
-        client = self._require_client()
-        body = await client.request("threads")
-        stop = self.record.stop
-        out = []
-        for thread in body.get("threads", []):
-            tid = thread["id"]
-            self._threads[tid] = thread.get("name", "")
-            item: dict[str, Any] = {"id": tid, "name": thread.get("name")}
-            if self.status == "paused":
-                item["state"] = (
-                    "stopped" if (stop and (stop.all_threads_stopped or stop.thread_id == tid)) else "running"
-                )
-                item["is_current"] = bool(stop and stop.thread_id == tid)
-            else:
-                item["state"] = "running"
-            out.append(item)
-        return out
+    def remember_threads(self, names: dict[int, str]) -> None:
+        """Thread names as the target listed them (a stop names its threads)."""
+        self._threads.update(names)
 
     async def frames(self, thread_id: int | None = None, levels: int = 0) -> tuple[int, list[dict[str, Any]], int]:
         """(thread_id, DAP frames, total) for a paused thread, fetched once per stop."""
@@ -714,24 +710,6 @@ class Session:
         self._totals[tid] = int(body.get("totalFrames") or len(frames))
         return tid, frames, self._totals[tid]
 
-    async def stacktrace(self, thread_id: int | None, start: int, count: int) -> dict[str, Any]:
-        tid, frames, total = await self.frames(thread_id, start + count)
-        out = []
-        for index, frame in enumerate(frames[start : start + count], start=start):
-            source = frame.get("source") or {}
-            item: dict[str, Any] = {
-                "id": index,
-                "name": frame.get("name"),
-                "file": self.to_local(source.get("path")) or source.get("name"),
-                "line": frame.get("line"),
-            }
-            if not source.get("path") or source.get("sourceReference"):
-                item["source_available"] = False
-            if frame.get("presentationHint") == "subtle" or _is_library(source.get("path")):
-                item["is_external"] = True
-            out.append(item)
-        return {"thread_id": tid, "total_frames": total, "frames": out}
-
     async def frame_id(self, index: int, thread_id: int | None = None) -> int:
         """DAP frame id of frame ``index`` (0 = top) of a paused thread."""
         if index < 0:
@@ -745,53 +723,9 @@ class Session:
             )
         return int(frames[index]["id"])
 
-    async def scopes(self, index: int, thread_id: int | None = None) -> list[dict[str, Any]]:
-        self.require_paused()
-        fid = await self.frame_id(index, thread_id)
-        body = await self.read("scopes", {"frameId": fid})
-        out = []
-        for scope in body.get("scopes", []):
-            ref = scope.get("variablesReference", 0)
-            self._refs[ref] = RefMeta(frame_id=fid, evaluate_name=None, chain=())
-            out.append({"name": scope.get("name"), "reference": ref})
-        return out
-
-    async def variables(self, ref: int, start: int = 0, count: int | None = None) -> dict[str, Any]:
-        """Children of ``ref``, rendered compactly, paged by ``start``/``count``."""
-        self.require_paused()
-        if ref <= 0:
-            raise InvalidReference(f"variable reference {ref} is not valid", details={"reference": ref})
-        try:
-            body = await self.read("variables", {"variablesReference": ref})
-        except DebugpyError as exc:
-            raise InvalidReference(
-                f"variable reference {ref} is not valid at this stop", details={"reference": ref}
-            ) from exc
-        return await render_variables(self, ref, body.get("variables", []), start, count)
-
-    async def evaluate(
-        self, expression: str, frame_index: int | None = 0, context: str = "repl", thread_id: int | None = None
-    ) -> dict[str, Any]:
-        client = self.require_paused()
-        fid = await self.frame_id(frame_index or 0, thread_id)
-        self._reads.clear()  # an expression may change what the stop's variables show
-        try:
-            body = await client.request("evaluate", {"expression": expression, "frameId": fid, "context": context})
-        except DebugpyError as exc:
-            raise EvaluationError(
-                _last_line(exc.message), details={"expression": expression, "frame_id": frame_index or 0}
-            ) from exc
-        result: dict[str, Any] = {"result": body.get("result", ""), "type": body.get("type")}
-        ref = body.get("variablesReference") or 0
-        if ref:
-            self._refs[ref] = RefMeta(frame_id=fid, evaluate_name=expression, chain=())
-            result["variable_reference"] = ref
-            result["expandable"] = True
-        limit = self.settings.value_max_chars * 10
-        if len(result["result"]) > limit:
-            result["result"] = result["result"][:limit] + "..."
-            result["truncated"] = True
-        return result
+    def invalidate_reads(self) -> None:
+        """An evaluation or a change of a variable may change what this stop's reads show: ask again."""
+        self._reads.clear()
 
     async def probe(self, frame_id: int, expression: str) -> str | None:
         """Evaluate a read-only helper in the target; None when the helper is not there."""
@@ -809,24 +743,6 @@ class Session:
                 result = str(ast.literal_eval(result))
         return result
 
-    async def set_variable(self, ref: int, name: str, value: str) -> dict[str, Any]:
-        client = self.require_paused()
-        self._reads.clear()
-        try:
-            body = await client.request("setVariable", {"variablesReference": ref, "name": name, "value": value})
-        except DebugpyError as exc:
-            raise EvaluationError(exc.message, details={"reference": ref, "name": name, "value": value}) from exc
-        return {"name": name, "value": body.get("value"), "type": body.get("type")}
-
-    async def completions(self, text: str, column: int | None, frame_index: int | None) -> list[dict[str, Any]]:
-        client = self.require_paused()
-        fid = await self.frame_id(frame_index or 0)
-        body = await client.request("completions", {"text": text, "column": column or len(text) + 1, "frameId": fid})
-        return [
-            {k: v for k, v in (("label", t.get("label")), ("type", t.get("type"))) if v}
-            for t in body.get("targets", [])
-        ]
-
 
 async def _wait_exit(target: Target, timeout: float) -> int | None:
     deadline = time.monotonic() + timeout
@@ -836,13 +752,3 @@ async def _wait_exit(target: Target, timeout: float) -> int | None:
             return code
         await asyncio.sleep(0.02)
     return target.poll()
-
-
-def _last_line(message: str) -> str:
-    """debugpy sends the whole traceback of a failed evaluation; its last line says what failed."""
-    lines = [line for line in message.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else message
-
-
-def _is_library(path: str | None) -> bool:
-    return bool(path) and ("site-packages" in str(path) or "/lib/python3" in str(path) or "<frozen" in str(path))

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from debugrelay.errors import InvalidRequest, NotFound, RelayError
+from debugrelay.errors import InvalidRequest, NotFound
 from debugrelay.models import Watch
 
 if TYPE_CHECKING:
@@ -41,22 +41,3 @@ async def remove(session: Session, watch_id: str) -> None:
         raise NotFound(f"no watch '{watch_id}'", details={"watch_id": watch_id}, hint="List the watches.")
     record.watches = [w for w in record.watches if w.id != watch_id]
     await session.save()
-
-
-async def value(session: Session, watch: Watch) -> dict[str, Any]:
-    """The watch with its value in the top frame, or why there is none (running, an error)."""
-    out: dict[str, Any] = {"watch_id": watch.id, "expression": watch.expression}
-    if session.status != "paused":
-        out["available"] = False
-        return out
-    try:
-        result = await session.evaluate(watch.expression, 0, "watch")
-    except RelayError as exc:
-        out["error"] = exc.message
-        return out
-    out.update(result)
-    return out
-
-
-async def values(session: Session) -> list[dict[str, Any]]:
-    return [await value(session, w) for w in session.record.watches]

@@ -3,29 +3,17 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from debugrelay.errors import RelayError
+from debugrelay.sessions import RefMeta
 
 if TYPE_CHECKING:
-    from ._session import Session
+    from debugrelay.sessions import Session
 
 # debugpy's synthetic groups are not variables
 GROUPS = frozenset({"special variables", "function variables", "class variables", "protected variables"})
 _SHORTENED = ("...]", "...)", "...}", "...'", '..."')
-
-
-@dataclass(frozen=True)
-class RefMeta:
-    """What the relay knows about a variables reference: its frame, expression and ancestors."""
-
-    frame_id: int
-    evaluate_name: str | None
-    chain: tuple[int, ...]
-    obj_id: int | None = None
-    length: int | None = None
-    kind: str | None = None
 
 
 DEFAULT_PAGE = 100  # items of a long sequence per page unless asked otherwise
