@@ -45,7 +45,7 @@ images:
 
 ## up: build the images and start relay + Redis + example app with docker-compose
 up: images
-	@scripts/compose-env > .env
+	@umask 077; scripts/compose-env > .env.new && mv .env.new .env  # the token: readable by its owner only
 	$(COMPOSE) up -d
 	@scripts/wait-healthy "http://127.0.0.1:$$(sed -n 's/^DEBUGRELAY_PORT=//p' .env)"
 	@echo "debugrelay is up: http://127.0.0.1:$$(sed -n 's/^DEBUGRELAY_PORT=//p' .env)  (token: see .env)"

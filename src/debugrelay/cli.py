@@ -10,6 +10,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -69,10 +70,28 @@ def serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def token_of(args: argparse.Namespace) -> str | None:
+    """The API token: --token-file, else --token (which every user sees in `ps`), else $DEBUGRELAY_TOKEN."""
+    path = getattr(args, "token_file", None)
+    if path:
+        try:
+            return Path(path).read_text(encoding="utf-8").strip() or None
+        except OSError as exc:
+            raise SystemExit(f"debugrelay: cannot read the token file: {exc}") from exc
+    given = getattr(args, "token", None)
+    if given:
+        print(
+            "debugrelay: warning: --token shows the token to every user of this machine (ps); "
+            "use --token-file or $DEBUGRELAY_TOKEN",
+            file=sys.stderr,
+        )
+    return given or default_token()
+
+
 def mcp(args: argparse.Namespace) -> int:
     from debugrelay.mcp_server import run_stdio
 
-    return run_stdio(args.url, args.token)
+    return run_stdio(args.url, token_of(args))
 
 
 # -- client commands: the HTTP API from a shell -------------------------------------------------
@@ -257,7 +276,7 @@ async def cmd_autopsy(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any
 def run_client(args: argparse.Namespace) -> int:
     """Run one client command: compact JSON (or --pretty text) on stdout; the error JSON on stderr."""
     url = getattr(args, "url", None) or default_url()
-    token = getattr(args, "token", None) or default_token()
+    token = token_of(args)
 
     async def run() -> tuple[str, Any]:
         service = RemoteService(AsyncRelayClient(url, token))
@@ -287,7 +306,10 @@ def _common_options() -> argparse.ArgumentParser:
     common.add_argument(
         "--url", default=argparse.SUPPRESS, help=f"relay URL (default: $DEBUGRELAY_URL or {DEFAULT_URL})"
     )
-    common.add_argument("--token", default=argparse.SUPPRESS, help="API token (default: $DEBUGRELAY_TOKEN)")
+    common.add_argument(
+        "--token-file", default=argparse.SUPPRESS, help="file holding the API token (default: $DEBUGRELAY_TOKEN)"
+    )
+    common.add_argument("--token", default=argparse.SUPPRESS, help="API token (visible in ps: prefer --token-file)")
     common.add_argument(
         "--pretty",
         action="store_true",
@@ -438,7 +460,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=serve)
     p = sub.add_parser("mcp", help="MCP server on stdio (embeds the relay, or forwards to one with --url)")
     p.add_argument("--url", default=None, help="forward every tool to the relay at URL (default: run embedded)")
-    p.add_argument("--token", default=None, help="API token of that relay (default: $DEBUGRELAY_TOKEN)")
+    p.add_argument("--token-file", default=None, help="file holding that relay's API token (or $DEBUGRELAY_TOKEN)")
+    p.add_argument("--token", default=None, help="API token of that relay (visible in ps: prefer --token-file)")
     p.set_defaults(func=mcp)
     _client_parsers(sub, common)
     return parser

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import socket
 from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import msgspec
 
@@ -48,7 +49,7 @@ class Settings(msgspec.Struct, kw_only=True):
         data: dict[str, object] = msgspec.to_builtins(self)
         data["token"] = "***" if self.token else None
         if self.redis_url:
-            data["redis_url"] = _hide_password(self.redis_url)
+            data["redis_url"] = hide_password(self.redis_url)
         data["store"] = "redis" if self.redis_url else "memory"
         return msgspec.convert(data, PublicSettings)
 
@@ -59,13 +60,21 @@ class PublicSettings(Settings, kw_only=True):
     store: str
 
 
-def _hide_password(url: str) -> str:
-    if "@" not in url:
-        return url
-    scheme, _, rest = url.partition("://")
-    creds, _, host = rest.rpartition("@")
-    user = creds.split(":", 1)[0]
-    return f"{scheme}://{user}:***@{host}"
+SECRET_QUERY_KEYS = frozenset({"password", "passwd", "pass", "token", "secret", "key", "auth"})
+
+
+def hide_password(url: str) -> str:
+    """``url`` with the password of its userinfo and any secret-looking query value shown as ``***``."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        creds, _, host = netloc.rpartition("@")
+        user, colon, _ = creds.partition(":")
+        netloc = f"{user}:***@{host}" if colon else f"{creds}@{host}"
+    query = [
+        (k, "***" if k.lower() in SECRET_QUERY_KEYS else v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
+    ]
+    return urlunsplit((parts.scheme, netloc, parts.path, urlencode(query, safe="*"), parts.fragment))
 
 
 def _advertised_host(host: str) -> str:

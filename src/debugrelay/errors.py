@@ -108,6 +108,12 @@ class TooManySessions(RelayError):
     default_hint = "Delete sessions you no longer need."
 
 
+class TooManyWaits(RelayError):
+    code = "too_many_waits"
+    status = 429
+    default_hint = "Close a wait you no longer need; one wait per session is enough: it answers every stop."
+
+
 class LaunchFailed(RelayError):
     code = "launch_failed"
     status = 400

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
-from debugrelay.errors import EvaluationError, InvalidRequest, NotPaused
-from debugrelay.models import LaunchRequest
+from debugrelay.errors import EvaluationError, InvalidRequest, NotPaused, TooManyWaits
+from debugrelay.models import LaunchRequest, limits
 from debugrelay.service import RelayService
 from debugrelay.sessions import BreakpointRequest
 
@@ -109,3 +111,19 @@ async def test_a_breakpoint_set_while_paused_is_hit(service: RelayService) -> No
     end = await service.resume(sid, "continue", wait=10)
     assert end.status == "terminated"
     assert (await service.breakpoints(sid)).breakpoints == []
+
+
+async def test_long_polls_on_one_session_are_bounded(service: RelayService, program: Program) -> None:
+    program.loops = True
+    sid = (await service.create_session()).session_id
+    await service.launch(sid, LaunchRequest(script=BASIC))
+    waits = [asyncio.ensure_future(service.wait(sid, 30)) for _ in range(limits.MAX_WAITS_PER_SESSION)]
+    await asyncio.sleep(0)  # one turn of the loop: each wait starts and is counted
+    assert service.manager.open_waits[sid] == limits.MAX_WAITS_PER_SESSION
+    with pytest.raises(TooManyWaits, match=str(limits.MAX_WAITS_PER_SESSION)):
+        await service.wait(sid, 30)
+    await service.pause(sid)
+    answers = await asyncio.gather(*waits)
+    assert {a.status for a in answers} == {"paused"}
+    assert service.manager.open_waits[sid] == 0
+    assert (await service.wait(sid, 0)).status == "paused"

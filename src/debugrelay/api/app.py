@@ -8,10 +8,9 @@ from contextlib import asynccontextmanager
 
 from litestar import Litestar
 from litestar.config.app import AppConfig
-from litestar.datastructures import State
+from litestar.datastructures import ResponseHeader, State
 from litestar.di import Provide
 from litestar.openapi.config import OpenAPIConfig
-from litestar.openapi.plugins import SwaggerRenderPlugin
 
 from debugrelay import __version__
 from debugrelay.config import Settings, load_settings
@@ -26,6 +25,7 @@ from .errors import exception_handlers
 from .forward import ClusterController, close_forwarding, forward_middleware
 from .inspection import InspectionController
 from .pool import PoolController
+from .schema_page import CSP, render_plugins
 from .server import ServerController
 from .sessions import SessionController
 from .transfer import TransferController
@@ -92,10 +92,14 @@ def create_app(settings: Settings | None = None, manager: SessionManager | None 
         exception_handlers=exception_handlers,
         state=state,
         middleware=[token_middleware(settings.token), forward_middleware],
+        response_headers=[
+            ResponseHeader(name="Content-Security-Policy", value=CSP),
+            ResponseHeader(name="X-Content-Type-Options", value="nosniff"),
+        ],
         on_shutdown=[close_forwarding],
         lifespan=[lifespan, mcp.lifespan],
         openapi_config=OpenAPIConfig(
-            title="debugrelay", version=__version__, path="/schema", render_plugins=[SwaggerRenderPlugin()]
+            title="debugrelay", version=__version__, path="/schema", render_plugins=render_plugins()
         ),
         on_app_init=[_app_init],
         debug=False,

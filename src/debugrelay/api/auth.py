@@ -14,13 +14,14 @@ OPEN_PATHS = frozenset({"/health"})
 
 
 def token_middleware(token: str | None) -> Any:
+    expected = token.encode() if token else b""  # compared as bytes: any header a client sends is comparable
+
     def factory(app: ASGIApp) -> ASGIApp:
         async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
             if token and scope["type"] == ScopeType.HTTP and scope["path"] not in OPEN_PATHS:
                 headers = dict(scope.get("headers") or [])
-                given = headers.get(b"authorization", b"").decode("latin-1")
-                scheme, _, value = given.partition(" ")
-                if scheme.lower() != "bearer" or not hmac.compare_digest(value.strip(), token):
+                scheme, _, value = headers.get(b"authorization", b"").partition(b" ")
+                if scheme.lower() != b"bearer" or not hmac.compare_digest(value.strip(), expected):
                     raise Unauthorized("missing or wrong API token")
             await app(scope, receive, send)
 

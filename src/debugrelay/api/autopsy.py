@@ -8,12 +8,13 @@ from litestar import Controller, get, post
 from litestar.params import JSONBody, QueryParameter
 
 from debugrelay.models import Autopsy, Changes, Input, ScopedVariables
+from debugrelay.models.limits import Expression
 
 from ._deps import Service
 
 
 class ObjectInspectBody(Input):
-    object_ref: str
+    object_ref: Expression
     depth: int = 1
     frame_id: int | None = None
     frame_index: int | None = None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Request, delete, get, patch, post
@@ -19,6 +19,7 @@ from debugrelay.models import (
     ProfileList,
     ProfileSaved,
 )
+from debugrelay.models.limits import MAX_BREAKPOINTS_PER_REQUEST
 from debugrelay.sessions import BreakpointUpdate, breakpoints
 
 from ._body import any_body
@@ -31,9 +32,9 @@ class ExceptionBreakpointsBody(Input):
 
 
 class ProfileBody(Input):
-    name: str
+    name: Annotated[str, msgspec.Meta(max_length=100)]
     session_id: str | None = None
-    breakpoints: list[dict[str, Any]] | None = None
+    breakpoints: Annotated[list[dict[str, Any]], msgspec.Meta(max_length=MAX_BREAKPOINTS_PER_REQUEST)] | None = None
 
 
 class BreakpointController(Controller):

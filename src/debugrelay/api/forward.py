@@ -15,7 +15,7 @@ from litestar import Controller, Litestar, get
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Receive, Scope, Send
 
-from debugrelay.errors import RelayError
+from debugrelay.errors import InvalidRequest, RelayError
 from debugrelay.models import Cluster
 from debugrelay.sessions import OwnerUnavailable, SessionManager
 from debugrelay.store import Lease
@@ -74,7 +74,10 @@ def forward_middleware(app: ASGIApp) -> ASGIApp:
             await app(scope, receive, send)
             return
         headers = dict(scope.get("headers") or [])
-        hops = int(headers.get(HOPS.encode(), b"0") or 0)
+        raw_hops = headers.get(HOPS.encode(), b"0") or b"0"
+        if not raw_hops.isdigit() or len(raw_hops) > 2:
+            raise InvalidRequest(f"the {HOPS} header must be a small number", details={"header": HOPS})
+        hops = int(raw_hops)
         lease = await ownership.locate(session_id)
         if lease is None:
             await app(scope, receive, send)

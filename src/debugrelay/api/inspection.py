@@ -20,12 +20,13 @@ from debugrelay.models import (
     Watches,
     WatchValue,
 )
+from debugrelay.models.limits import Expression
 
 from ._deps import Service
 
 
 class EvaluateBody(Input):
-    expression: str
+    expression: Expression
     frame_id: int | None = None
     frame_index: int | None = None
     thread_id: int | None = None
@@ -34,16 +35,16 @@ class EvaluateBody(Input):
 
 
 class SetVariableBody(Input):
-    name: str
-    value: str
+    name: Expression
+    value: Expression
 
 
 class WatchBody(Input):
-    expression: str
+    expression: Expression
 
 
 class CompletionsBody(Input):
-    text: str
+    text: Expression
     column: int | None = None
     frame_id: int | None = None
 

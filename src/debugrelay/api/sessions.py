@@ -23,6 +23,7 @@ from debugrelay.models import (
     SessionList,
     Status,
 )
+from debugrelay.models.limits import Host, InputText, Name, TimeoutMinutes
 from debugrelay.service import STEP_WAIT
 
 from ._body import optional_body
@@ -30,10 +31,10 @@ from ._deps import Service
 
 
 class SessionCreate(Input):
-    name: str | None = None
-    timeout_minutes: float | None = None
+    name: Name | None = None
+    timeout_minutes: TimeoutMinutes | None = None
     mode: Literal["launch", "attach"] = "launch"
-    host: str = "127.0.0.1"
+    host: Host = "127.0.0.1"
     port: int | None = None
     pid: int | None = None
     path_mappings: list[PathMapping] = msgspec.field(default_factory=list)
@@ -41,8 +42,8 @@ class SessionCreate(Input):
 
 
 class SessionPatch(Input):
-    name: str | None = None
-    timeout_minutes: float | None = None
+    name: Name | None = None
+    timeout_minutes: TimeoutMinutes | None = None
 
 
 class ResumeBody(Input):
@@ -57,9 +58,9 @@ class WaitBody(Input):
 
 
 class InputBody(Input):
-    input: str | None = None
-    text: str | None = None
-    data: str | None = None
+    input: InputText | None = None
+    text: InputText | None = None
+    data: InputText | None = None
     newline: bool = False
 
 

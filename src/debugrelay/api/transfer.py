@@ -24,8 +24,8 @@ class TransferController(Controller):
     tags = ["sessions"]  # noqa: RUF012
 
     @get("/{session_id:str}/export", summary="Session configuration: launch spec, breakpoints, filters, name")
-    async def export_session(self, service: Service, session_id: str) -> dict[str, Any]:
-        return await service.export(session_id)
+    async def export_session(self, service: Service, session_id: str, reveal_env: bool = False) -> dict[str, Any]:
+        return await service.export(session_id, reveal_env=reveal_env)
 
     @post("/import", status_code=201, summary="Create a session from an export (start it with start: true)")
     async def import_(self, service: Service, data: JSONBody[SessionDocument]) -> SessionDetail:

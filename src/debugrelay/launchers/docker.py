@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import io
 import logging
 import os
@@ -164,12 +165,14 @@ class DockerLauncher(Launcher):
 
     @property
     def store_id(self) -> str:
-        """Which state store the containers belong to: only that store's relays may reap them."""
-        if self.settings.redis_url:
-            from debugrelay.config import _hide_password
+        """Which state store the containers belong to: only that store's relays may reap them.
 
+        A hash: container labels are readable by anyone who can list containers, a Redis URL may
+        carry a password."""
+        if self.settings.redis_url:
             namespace = getattr(self.settings, "redis_namespace", "debugrelay")
-            return f"redis:{_hide_password(self.settings.redis_url)}:{namespace}"
+            digest = hashlib.sha256(f"{self.settings.redis_url}\0{namespace}".encode()).hexdigest()[:24]
+            return f"redis:{digest}"
         return f"memory:{self.settings.instance_id}"
 
     @property

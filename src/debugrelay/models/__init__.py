@@ -1,5 +1,6 @@
 """msgspec Structs of the public API and of the records the state store keeps."""
 
+from . import limits
 from ._answers import (
     Autopsy,
     BreakpointList,
@@ -126,4 +127,5 @@ __all__ = [
     "Watch",
     "WatchValue",
     "Watches",
+    "limits",
 ]

@@ -8,6 +8,7 @@ import msgspec
 
 from ._base import Input, Model
 from ._launch import LaunchRequest, PathMapping
+from .limits import Host
 
 SessionStatus = Literal["created", "launching", "running", "paused", "terminated", "failed"]
 
@@ -84,7 +85,7 @@ class Watch(Model):
 
 
 class AttachSpec(Input):
-    host: str = "127.0.0.1"
+    host: Host = "127.0.0.1"
     port: int | None = None
     pid: int | None = None
     path_mappings: list[PathMapping] = msgspec.field(default_factory=list)

@@ -6,13 +6,16 @@ input, call one operation, and present the typed answer in their own way.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import msgspec
 
 from debugrelay import inspection
-from debugrelay.errors import FileNotFound, InvalidRequest, NotFound
+from debugrelay.errors import FileNotFound, InvalidRequest, NotFound, TooManyWaits
 from debugrelay.models import (
     AttachSpec,
     Autopsy,
@@ -50,6 +53,7 @@ from debugrelay.models import (
     VariablesPage,
     Watches,
     WatchValue,
+    limits,
 )
 from debugrelay.sessions import (
     BreakpointRequest,
@@ -86,6 +90,23 @@ def wait_seconds(value: float | None, default: float) -> float:
     if not 0 <= value <= MAX_WAIT:
         raise InvalidRequest(f"wait/timeout must be between 0 and {MAX_WAIT:g} seconds", details={"timeout": value})
     return value
+
+
+def check_length(field: str, value: str | None, limit: int) -> None:
+    """A string a client gave, within its bound (the HTTP API checks the same on decoding)."""
+    if value is not None and len(value) > limit:
+        raise InvalidRequest(
+            f"{field} is {len(value)} characters long; at most {limit} are accepted",
+            details={"field": field, "length": len(value), "max_length": limit},
+        )
+
+
+def check_timeout_minutes(value: float | None) -> None:
+    if value is not None and not 0 < value <= limits.MAX_TIMEOUT_MINUTES:
+        raise InvalidRequest(
+            f"timeout_minutes must be > 0 and at most {limits.MAX_TIMEOUT_MINUTES}",
+            details={"timeout_minutes": value, "max": limits.MAX_TIMEOUT_MINUTES},
+        )
 
 
 def check_page(start: int, count: int | None, max_count: int = MAX_PAGE) -> None:
@@ -133,6 +154,27 @@ class RelayService(DebugService):
     def __init__(self, manager: SessionManager | Any) -> None:
         self._manager = manager
 
+    @contextlib.contextmanager
+    def _waiting(self, session_id: str) -> Iterator[None]:
+        """Count a long-poll: each holds a client's connection, so their number is bounded."""
+        waits = self.manager.open_waits
+        if waits[session_id] >= limits.MAX_WAITS_PER_SESSION:
+            raise TooManyWaits(
+                f"{limits.MAX_WAITS_PER_SESSION} waits are open on this session already",
+                details={"max_per_session": limits.MAX_WAITS_PER_SESSION},
+            )
+        if waits.total() >= limits.MAX_WAITS:
+            raise TooManyWaits(
+                f"{limits.MAX_WAITS} waits are open on this relay already", details={"max": limits.MAX_WAITS}
+            )
+        waits[session_id] += 1
+        try:
+            yield
+        finally:
+            waits[session_id] -= 1
+            if not waits[session_id]:
+                del waits[session_id]
+
     @property
     def manager(self) -> SessionManager:
         m = self._manager
@@ -166,6 +208,8 @@ class RelayService(DebugService):
         attach: AttachSpec | None = None,
         launch: LaunchRequest | None = None,
     ) -> SessionDetail:
+        check_length("name", name, limits.MAX_NAME)
+        check_timeout_minutes(timeout_minutes)
         session = await self.manager.create(name=name, timeout_minutes=timeout_minutes, attach=attach)
         if launch is not None:
             await session.launch(launch)
@@ -178,8 +222,8 @@ class RelayService(DebugService):
         self, session_id: str, *, name: str | None = None, timeout_minutes: float | None = None
     ) -> SessionDetail:
         session = self._get(session_id)
-        if timeout_minutes is not None and timeout_minutes <= 0:
-            raise InvalidRequest("timeout_minutes must be > 0", details={"timeout_minutes": timeout_minutes})
+        check_length("name", name, limits.MAX_NAME)
+        check_timeout_minutes(timeout_minutes)
         if name is not None:
             session.record.name = name
         if timeout_minutes is not None:
@@ -217,7 +261,8 @@ class RelayService(DebugService):
         wait = wait_seconds(wait, 0.0)
         session = self._get(session_id)
         seen = session.record.stop_count
-        await session.resume(command, thread_id, wait)
+        with self._waiting(session_id):
+            await session.resume(command, thread_id, wait)
         if wait and session.status == "running" and session.record.stop_count == seen:
             return self._status(session, timed_out=True, message=f"still running after {wait:g}s")
         return self._status(session)
@@ -231,7 +276,8 @@ class RelayService(DebugService):
         """Until the target pauses or ends (the current stop when already paused)."""
         timeout = wait_seconds(timeout, 30.0)
         session = self._get(session_id)
-        done = await session.wait(timeout)
+        with self._waiting(session_id):
+            done = await session.wait(timeout)
         session.touch()
         status = self._status(session, timed_out=not done)
         stop = session.record.stop
@@ -281,6 +327,7 @@ class RelayService(DebugService):
         return Cleared(cleared=True)
 
     async def send_input(self, session_id: str, text: str, newline: bool = False) -> InputSent:
+        check_length("input", text, limits.MAX_INPUT)
         if newline and not text.endswith("\n"):
             text += "\n"
         await self._get(session_id).send_input(text)
@@ -301,7 +348,20 @@ class RelayService(DebugService):
     async def add_breakpoints(self, session_id: str, requests: list[BreakpointRequest]) -> list[BreakpointView]:
         """All or none: one that cannot be set leaves the session as it was."""
         session = self._get(session_id)
+        if len(requests) > limits.MAX_BREAKPOINTS_PER_REQUEST:
+            raise InvalidRequest(
+                f"{len(requests)} breakpoints in one request; at most "
+                f"{limits.MAX_BREAKPOINTS_PER_REQUEST} are set at once",
+                details={"count": len(requests), "max": limits.MAX_BREAKPOINTS_PER_REQUEST},
+            )
         requests = breakpoints.validate_all(requests)
+        have = sum(1 for b in session.record.breakpoints if not b.internal)
+        if have + len(requests) > limits.MAX_BREAKPOINTS_PER_SESSION:
+            raise InvalidRequest(
+                f"the session has {have} breakpoints; at most {limits.MAX_BREAKPOINTS_PER_SESSION} are accepted",
+                details={"breakpoints": have, "adding": len(requests), "max": limits.MAX_BREAKPOINTS_PER_SESSION},
+                hint="Remove breakpoints you no longer need.",
+            )
         async with session.lock:
             created = await breakpoints.add(session, requests)
         return [breakpoint_view(b) for b in created]
@@ -477,6 +537,7 @@ class RelayService(DebugService):
         format: str | None = None,
     ) -> EvaluateResult:
         """Evaluate in a paused frame; ``format`` hex/binary applies to integers."""
+        check_length("expression", expression, limits.MAX_EXPRESSION)
         if context not in CONTEXTS:
             raise InvalidRequest(
                 f"unknown context '{context}'", details={"context": context}, hint="Use watch, repl or hover."
@@ -501,7 +562,7 @@ class RelayService(DebugService):
         self._get(session_id)
         if start < 1:
             raise InvalidRequest("start must be >= 1", details={"start": start})
-        text = read_source(path)
+        text = await asyncio.to_thread(read_source, path)
         if text is None:
             raise FileNotFound(
                 f"cannot read '{path}'",
@@ -515,7 +576,7 @@ class RelayService(DebugService):
 
     async def source_line(self, session_id: str, path: str, line: int) -> str | None:
         """One line of a source file, or None when it cannot be read (a courtesy, never an error)."""
-        text = read_source(path)
+        text = await asyncio.to_thread(read_source, path)
         if text is None:
             return None
         lines = text.splitlines()
@@ -523,6 +584,13 @@ class RelayService(DebugService):
 
     async def add_watch(self, session_id: str, expression: str) -> WatchValue:
         session = self._get(session_id)
+        check_length("expression", expression, limits.MAX_EXPRESSION)
+        if len(session.record.watches) >= limits.MAX_WATCHES:
+            raise InvalidRequest(
+                f"the session has {limits.MAX_WATCHES} watch expressions already",
+                details={"max": limits.MAX_WATCHES},
+                hint="Remove a watch you no longer need.",
+            )
         watch = await watches.add(session, expression)
         return await inspection.watch_value(session, watch)
 
@@ -565,8 +633,9 @@ class RelayService(DebugService):
 
     # -- configuration documents -------------------------------------------------------------------------
 
-    async def export(self, session_id: str) -> dict[str, Any]:
-        return export(self._get(session_id).record)
+    async def export(self, session_id: str, *, reveal_env: bool = False) -> dict[str, Any]:
+        """The session's configuration document; environment values masked unless ``reveal_env``."""
+        return export(self._get(session_id).record, reveal_env=reveal_env)
 
     async def import_session(self, document: SessionDocument) -> SessionDetail:
         session, report = await import_session(self.manager, document)

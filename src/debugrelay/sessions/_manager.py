@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 import secrets
@@ -39,6 +40,7 @@ class SessionManager:
         self.launchers = launchers
         self.on_stop = on_stop  # told of every stop of every session (the inspection keeps a stop's locals)
         self.sessions: dict[str, Session] = {}
+        self.open_waits: collections.Counter[str] = collections.Counter()  # long-polls open, per session
         self._reaper: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
         self.started_at = time.time()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -15,12 +16,21 @@ from types import CodeType
 
 from debugrelay.errors import SyntaxErrorInScript
 
+MAX_SOURCE_BYTES = 8 << 20  # no Python source is larger; /dev/zero is
+
 
 def read_source(path: str) -> str | None:
+    """The text of a regular file of at most MAX_SOURCE_BYTES, else None: a FIFO, a device or a huge
+    file is never opened (one would block the relay, the other grow it without end)."""
     try:
-        return Path(path).read_text(encoding="utf-8", errors="replace")
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SOURCE_BYTES:
+            return None
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_SOURCE_BYTES + 1)
     except (OSError, ValueError):
         return None
+    return None if len(data) > MAX_SOURCE_BYTES else data.decode("utf-8", errors="replace")
 
 
 def check_syntax(path: str) -> None:

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import msgspec
 
 from debugrelay.errors import InvalidRequest, RelayError
 from debugrelay.models import AttachSpec, BreakpointRecord, Input, LaunchRequest, SessionRecord
+from debugrelay.models.limits import MAX_BREAKPOINTS_PER_REQUEST, Name, TimeoutMinutes
 from debugrelay.store import timestamp
 
 from . import breakpoints as bps
 from ._session import Session
+from ._views import MASK
 
 if TYPE_CHECKING:
     from ._manager import SessionManager
@@ -29,20 +31,24 @@ class SessionDocument(Input):
     """``POST /sessions/import``: an export, as ``GET /sessions/{id}/export`` gave it (or written by hand)."""
 
     format: str = FORMAT
-    name: str | None = None
-    timeout_minutes: float | None = None
+    name: Name | None = None
+    timeout_minutes: TimeoutMinutes | None = None
     mode: Literal["launch", "attach"] = "launch"
     launch: LaunchRequest | None = None
     attach: AttachSpec | None = None
-    breakpoints: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    breakpoints: Annotated[list[dict[str, Any]], msgspec.Meta(max_length=MAX_BREAKPOINTS_PER_REQUEST)] = msgspec.field(
+        default_factory=list
+    )
     exception_filters: ExceptionFiltersIn | None = None
     source_session_id: str | None = None
     exported_at: str | None = None
     start: bool = False  # launch (or attach) right away with the document's spec
 
 
-def export(record: SessionRecord) -> dict[str, Any]:
-    """A session's configuration: launch spec, breakpoints as asked for, exception filters, name, timeout."""
+def export(record: SessionRecord, *, reveal_env: bool = False) -> dict[str, Any]:
+    """A session's configuration: launch spec, breakpoints as asked for, exception filters, name, timeout.
+
+    Environment values are masked unless ``reveal_env`` (they often hold secrets)."""
     doc: dict[str, Any] = {
         "format": FORMAT,
         "name": record.name,
@@ -54,6 +60,8 @@ def export(record: SessionRecord) -> dict[str, Any]:
     }
     if record.launch is not None:
         doc["launch"] = _set(msgspec.to_builtins(record.launch))
+        if doc["launch"].get("env") and not reveal_env:
+            doc["launch"]["env"] = dict.fromkeys(doc["launch"]["env"], MASK)
     if record.attach is not None:
         doc["attach"] = _set(msgspec.to_builtins(record.attach))
     if record.exception_filters is not None:
@@ -86,6 +94,13 @@ async def import_session(
             f"unknown export format '{doc.format}'",
             details={"format": doc.format},
             hint=f"Send a document made by a session export (format {FORMAT}).",
+        )
+    masked = sorted(k for k, v in (doc.launch.env if doc.launch else {}).items() if v == MASK)
+    if masked:
+        raise InvalidRequest(
+            f"the document's environment values are masked ({', '.join(masked)})",
+            details={"env": masked},
+            hint="Export with reveal_env=true to carry them, or give the values.",
         )
     if doc.start and (doc.launch if doc.mode == "launch" else doc.attach) is None:
         raise InvalidRequest(f"'start' needs the document's '{doc.mode}' spec", details={"mode": doc.mode})
@@ -126,6 +141,6 @@ async def clone(
     manager: SessionManager, source: Session, *, name: str | None = None, start: bool = False
 ) -> tuple[Session, dict[str, Any]]:
     """A new session with the same spec, breakpoints, exception filters and timeout."""
-    doc = msgspec.convert({**export(source.record), "start": start}, SessionDocument)
+    doc = msgspec.convert({**export(source.record, reveal_env=True), "start": start}, SessionDocument)
     base = source.record.name or source.id
     return await import_session(manager, doc, name=name if name is not None else f"{base} (clone)")

@@ -6,6 +6,8 @@ from typing import Any
 
 import msgspec
 
+from debugrelay.models import LaunchRequest
+
 from ._session import Session
 
 WARN_FRACTION = 0.5  # warn once half of the idle timeout has passed
@@ -18,6 +20,17 @@ def _loc(value: Any) -> Any:
 def _compact(data: dict[str, Any]) -> dict[str, Any]:
     """Only what was set: agents pay for every default echoed back."""
     return {k: v for k, v in data.items() if v is not None and v is not False and v not in ([], {})}
+
+
+MASK = "***"
+
+
+def masked_launch(spec: LaunchRequest) -> dict[str, Any]:
+    """A launch as shown to clients: what was set, environment values masked (they often hold secrets)."""
+    data = _compact(msgspec.to_builtins(spec))
+    if data.get("env"):
+        data["env"] = dict.fromkeys(data["env"], MASK)
+    return data
 
 
 def status_view(session: Session, expires_in: float | None = None) -> dict[str, Any]:
@@ -92,7 +105,7 @@ def session_view(session: Session, expires_in: float | None = None) -> dict[str,
     if expires_in is not None:
         out["expires_in_seconds"] = round(max(0.0, expires_in), 1)
     if rec.launch is not None:
-        out["launch"] = _compact(msgspec.to_builtins(rec.launch))
+        out["launch"] = masked_launch(rec.launch)
     if rec.attach is not None:
         out["attach"] = _compact(msgspec.to_builtins(rec.attach))
     if rec.target is not None:

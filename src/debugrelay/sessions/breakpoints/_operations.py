@@ -55,12 +55,35 @@ def conflict(existing: BreakpointRecord, bp: BreakpointRecord) -> BreakpointExis
 async def add(session: Session, requests: list[BreakpointRequest]) -> list[BreakpointRecord]:
     """Set breakpoints all-or-nothing; an identical breakpoint already set is returned as it is."""
     record = session.record
+    # reading sources and looking function names up can take long: off the event loop
+    result, new = await asyncio.to_thread(_plan, record, requests)
+    before, next_id = list(record.breakpoints), record.next_breakpoint
+    for bp in new:
+        bp.id = _new_id(record)
+    record.breakpoints = [*record.breakpoints, *new]
+    try:
+        await sync_changed(session, new)
+    except BaseException:
+        record.breakpoints, record.next_breakpoint = before, next_id
+        with contextlib.suppress(RelayError):
+            await sync_changed(session, new)
+        raise
+    await session.save()
+    ensure_watcher(session)
+    return result
+
+
+def _plan(
+    record: SessionRecord, requests: list[BreakpointRequest]
+) -> tuple[list[BreakpointRecord], list[BreakpointRecord]]:
+    """(what each request answers, the breakpoints to add): checked against the source; raises before
+    anything changes."""
     result: list[BreakpointRecord] = []
     new: list[BreakpointRecord] = []
     for index, req in enumerate(requests):
         bp = record_from(req)
         try:
-            verify_locally(bp)  # may raise: nothing has been changed yet
+            verify_locally(bp)
         except RelayError as exc:
             if len(requests) > 1:
                 exc.details = {"index": index, **exc.details}
@@ -77,20 +100,7 @@ async def add(session: Session, requests: list[BreakpointRequest]) -> list[Break
     for bp in new:
         if bp.kind == "function":
             resolve_function(record, bp)
-    before, next_id = list(record.breakpoints), record.next_breakpoint
-    for bp in new:
-        bp.id = _new_id(record)
-    record.breakpoints = [*record.breakpoints, *new]
-    try:
-        await sync_changed(session, new)
-    except BaseException:
-        record.breakpoints, record.next_breakpoint = before, next_id
-        with contextlib.suppress(RelayError):
-            await sync_changed(session, new)
-        raise
-    await session.save()
-    ensure_watcher(session)
-    return result
+    return result, new
 
 
 def find(record: SessionRecord, bp_id: str) -> BreakpointRecord:

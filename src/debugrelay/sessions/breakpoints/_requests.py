@@ -11,6 +11,7 @@ import msgspec
 
 from debugrelay.errors import InvalidCondition, InvalidLine, InvalidRequest, RelayError
 from debugrelay.models import BreakpointRecord, Input
+from debugrelay.models.limits import Expression, FunctionName, SourcePath
 
 from ._common import MAX_LINE
 
@@ -19,28 +20,28 @@ if TYPE_CHECKING:
 
 
 class SourceRef(Input):
-    path: str | None = None
-    name: str | None = None
+    path: SourcePath | None = None
+    name: SourcePath | None = None
 
 
 class BreakpointRequest(Input):
     """One breakpoint as an agent asks for it: a line (``source.path``/``file`` + ``line``) or a function."""
 
     source: SourceRef | None = None
-    file: str | None = None
-    path: str | None = None
+    file: SourcePath | None = None
+    path: SourcePath | None = None
     line: int | None = None
-    function: str | None = None
-    condition: str | None = None
-    hit_condition: str | None = None
-    log_message: str | None = None
+    function: FunctionName | None = None
+    condition: Expression | None = None
+    hit_condition: Expression | None = None
+    log_message: Expression | None = None
     enabled: bool = True
 
 
 class BreakpointUpdate(Input):
-    condition: str | None = None
-    hit_condition: str | None = None
-    log_message: str | None = None
+    condition: Expression | None = None
+    hit_condition: Expression | None = None
+    log_message: Expression | None = None
     enabled: bool | None = None
     line: int | None = None
 

@@ -88,6 +88,14 @@ async def sync_all(session: Session) -> None:
         return
     await _install(session, client)
     record = session.record
+    await asyncio.to_thread(_recheck_all, record)  # reads sources, looks names up: off the event loop
+    for path in sorted({b.file for b in record.breakpoints if b.file}):
+        await sync_file(session, path)
+    await sync_functions(session)
+    ensure_watcher(session)
+
+
+def _recheck_all(record: SessionRecord) -> None:
     for bp in record.breakpoints:
         if bp.internal:
             continue
@@ -95,10 +103,6 @@ async def sync_all(session: Session) -> None:
             resolve_function(record, bp)
         else:
             recheck(bp)
-    for path in sorted({b.file for b in record.breakpoints if b.file}):
-        await sync_file(session, path)
-    await sync_functions(session)
-    ensure_watcher(session)
 
 
 async def _install(session: Session, client: DapClient) -> None:

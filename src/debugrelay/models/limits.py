@@ -1,0 +1,30 @@
+"""Bounds on what a client may send: declared on the request Structs, so the OpenAPI document shows them.
+
+A value over a bound is refused (400) before anything changes; the message names the bound.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import msgspec
+
+MAX_NAME = 200  # session names
+MAX_EXPRESSION = 16_384  # characters of an expression, condition, log message, watch or completion text
+MAX_PATH = 4_096  # characters of a file path
+MAX_FUNCTION = 512  # characters of a function name
+MAX_TIMEOUT_MINUTES = 24 * 60  # a session's idle timeout
+MAX_INPUT = 1 << 20  # characters sent to a target's stdin at once
+MAX_BREAKPOINTS_PER_REQUEST = 1_000
+MAX_BREAKPOINTS_PER_SESSION = 5_000
+MAX_WATCHES = 100  # watch expressions per session
+MAX_WAITS_PER_SESSION = 16  # long-polls (wait, resume with wait) open at once on one session
+MAX_WAITS = 1_024  # ... and on the whole relay (each holds a connection)
+
+Name = Annotated[str, msgspec.Meta(max_length=MAX_NAME)]
+Expression = Annotated[str, msgspec.Meta(max_length=MAX_EXPRESSION)]
+SourcePath = Annotated[str, msgspec.Meta(max_length=MAX_PATH)]
+FunctionName = Annotated[str, msgspec.Meta(max_length=MAX_FUNCTION)]
+TimeoutMinutes = Annotated[float, msgspec.Meta(gt=0, le=MAX_TIMEOUT_MINUTES)]
+InputText = Annotated[str, msgspec.Meta(max_length=MAX_INPUT)]
+Host = Annotated[str, msgspec.Meta(max_length=255)]

@@ -1,0 +1,99 @@
+"""Every input bounded, every secret masked: each refusal is a clear 4xx that changes nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+
+from debugrelay.models import limits
+from tests.conftest import Relay, Sessions, error_of, line_of, ok, target
+from tests.redis_server import Cluster
+
+pytestmark = pytest.mark.integration
+
+BASIC = target("basic.py")
+
+
+def session_count(api: httpx.Client) -> int:
+    total: int = ok(api.get("/sessions"))["total"]
+    return total
+
+
+def test_a_session_that_would_never_expire_is_refused(api: httpx.Client) -> None:
+    before = session_count(api)
+    error = error_of(api.post("/sessions", json={"timeout_minutes": 1e300}), 400, "invalid_request")
+    assert "1440" in error["message"]
+    error_of(api.post("/sessions", json={"timeout_minutes": 0}), 400, "invalid_request")
+    assert session_count(api) == before
+
+
+def test_strings_over_their_bound_are_refused(api: httpx.Client, sessions: Sessions) -> None:
+    before = session_count(api)
+    error = error_of(api.post("/sessions", json={"name": "n" * (limits.MAX_NAME + 1)}), 400, "invalid_request")
+    assert str(limits.MAX_NAME) in error["message"]
+    assert session_count(api) == before
+    sid, _ = sessions.start_at(BASIC, "add-body")
+    long = "1 + " * (limits.MAX_EXPRESSION // 4 + 1)
+    error_of(api.post(f"/sessions/{sid}/evaluate", json={"expression": long}), 400, "invalid_request")
+    error_of(api.post(f"/sessions/{sid}/watch", json={"expression": long}), 400, "invalid_request")
+    condition = {"source": {"path": BASIC}, "line": line_of(BASIC, "loop-body"), "condition": long}
+    error_of(api.post(f"/sessions/{sid}/breakpoints", json=condition), 400, "invalid_request")
+    assert len(ok(api.get(f"/sessions/{sid}/breakpoints"))["breakpoints"]) == 1
+    assert ok(api.get(f"/sessions/{sid}/watch"))["watches"] == []
+    assert ok(api.get(f"/sessions/{sid}/status"))["status"] == "paused"
+
+
+def test_too_many_breakpoints_at_once_set_none(api: httpx.Client, sessions: Sessions) -> None:
+    sid = sessions.create()
+    many = [{"function": f"f{i}"} for i in range(limits.MAX_BREAKPOINTS_PER_REQUEST + 1)]
+    error = error_of(api.post(f"/sessions/{sid}/breakpoints", json=many), 400, "invalid_request")
+    assert str(limits.MAX_BREAKPOINTS_PER_REQUEST) in error["message"]
+    assert ok(api.get(f"/sessions/{sid}/breakpoints"))["breakpoints"] == []
+
+
+def test_environment_values_are_masked_in_views_and_exports(api: httpx.Client, sessions: Sessions) -> None:
+    sid = sessions.create()
+    sessions.launch(sid, BASIC, env={"API_KEY": "s3cr3t-value"}, stop_on_entry=True)
+    sessions.wait(sid)
+    assert "s3cr3t-value" not in api.get(f"/sessions/{sid}").text
+    assert ok(api.get(f"/sessions/{sid}"))["launch"]["env"] == {"API_KEY": "***"}
+    exported = ok(api.get(f"/sessions/{sid}/export"))
+    assert exported["launch"]["env"] == {"API_KEY": "***"}
+    error = error_of(api.post("/sessions/import", json=exported), 400, "invalid_request")
+    assert "reveal_env" in error["hint"]
+    revealed = ok(api.get(f"/sessions/{sid}/export", params={"reveal_env": "true"}))
+    assert revealed["launch"]["env"] == {"API_KEY": "s3cr3t-value"}
+    copy = ok(api.post("/sessions/import", json=revealed), 201)
+    sessions.created.append(copy["session_id"])
+    assert copy["launch"]["env"] == {"API_KEY": "***"}
+
+
+def test_the_schema_page_loads_nothing_from_elsewhere(api: httpx.Client) -> None:
+    page = api.get("/schema")
+    assert page.status_code == 200
+    assert "default-src 'none'" in page.headers["content-security-policy"]
+    assert "<script" not in page.text
+    assert "/sessions/{session_id}/evaluate" in page.text
+    assert ok(api.get("/schema/openapi.json"))["paths"]
+
+
+def test_a_token_that_is_not_ascii_is_just_wrong(tmp_path: Path) -> None:
+    relay = Relay(tmp_path, env={"DEBUGRELAY_TOKEN": "right-token"})
+    try:
+        with httpx.Client(base_url=relay.url) as raw:
+            answer = raw.get("/sessions", headers={"Authorization": "Bearer café".encode()})
+            error_of(answer, 401, "unauthorized")
+        assert "Traceback" not in relay.log.read_text()
+    finally:
+        relay.stop()
+
+
+def test_a_malformed_hops_header_is_a_bad_request(cluster: Cluster) -> None:
+    relay = cluster.relay()
+    sid = ok(relay.http.post("/sessions", json={}), 201)["session_id"]
+    elsewhere = "sess_0123456789ab"  # not held here: the header decides whether to forward
+    error_of(relay.http.get(f"/sessions/{elsewhere}", headers={"x-debugrelay-hops": "many"}), 400, "invalid_request")
+    error_of(relay.http.get(f"/sessions/{elsewhere}"), 404, "session_not_found")
+    assert ok(relay.http.get(f"/sessions/{sid}"))["status"] == "created"
