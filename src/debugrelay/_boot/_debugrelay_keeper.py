@@ -19,7 +19,8 @@ Protocol (one relay at a time; a new one replaces the old one):
    Request seqs are rewritten (the keeper's own counter towards debugpy), so a response to a
    request of a relay that went away is dropped, never delivered to the next one. Reverse requests
    (``runInTerminal``, ...) are refused here, as the relay would.
-When the debuggee exits the keeper writes its exit code to the status file, passes on what it
+The status file (local targets) tells whoever looks without connecting: a stop while no relay was
+connected, and the exit code. When the debuggee exits the keeper writes its exit code there, passes on what it
 can within a short drain, and exits with the debuggee's exit code (in a container it is the main
 process: the container's exit code is the program's).
 
@@ -409,6 +410,7 @@ class Keeper(object):
                 self.paused = message.get("body") or {}
                 if self.relay is None:
                     self.paused_while_detached = True
+                    self.write_status()
             elif event == "continued":
                 self.paused = None
             elif event == "terminated":
@@ -485,9 +487,14 @@ class Keeper(object):
         if not self.status_file:
             return
         tmp = self.status_file + ".tmp"
+        state = {
+            "exit_code": self.exit_code,
+            "pid": self.child.pid if self.child else None,
+            "paused_while_detached": self.paused_while_detached,
+        }
         try:
             with open(tmp, "w") as fh:
-                json.dump({"exit_code": self.exit_code, "pid": self.child.pid if self.child else None}, fh)
+                json.dump(state, fh)
             os.replace(tmp, self.status_file)
         except OSError as exc:
             log("cannot write %s: %s" % (self.status_file, exc))
