@@ -500,6 +500,17 @@ class Keeper(object):
             log("cannot write %s: %s" % (self.status_file, exc))
 
 
+def die_with_keeper():
+    """In the child, before exec: the kernel kills it if the keeper dies (Linux), so no debuggee
+    runs on without the connection that holds it (debugpy would resume it, and nobody ends it)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+
+
 def exit_code_of(status):
     if os.WIFSIGNALED(status):
         return -os.WTERMSIG(status)
@@ -544,7 +555,8 @@ def main(argv):
     listener.listen(8)
     env = dict(os.environ)
     env.pop(SECRET_ENV, None)
-    child = subprocess.Popen(command, env=env)
+    # no thread runs yet: preexec_fn is safe here
+    child = subprocess.Popen(command, env=env, preexec_fn=die_with_keeper if sys.platform == "linux" else None)  # noqa: PLW1509
     keeper = Keeper(listener, address(opts["--connect"]), secret, opts.get("--status-file"), child)
 
     def forward(signum, _frame):
