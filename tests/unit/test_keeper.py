@@ -205,3 +205,19 @@ def test_pause_state_follows_stops_and_resumes(keeper: Any) -> None:
     debugpy.send({"seq": 7, "type": "request", "command": "runInTerminal", "arguments": {}})
     refused = debugpy.until(lambda: [m for m in debugpy.got if m["type"] == "response"], "a reverse request refused")
     assert refused[0]["success"] is False and refused[0]["request_seq"] == 7
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"seq": 3, "type": "response", "request_seq": 12, "success": True, "command": "evaluate", "body": {"x": 1}},
+        {"body": {"request_seq": 99}, "type": "response", "request_seq": 12, "seq": 3, "command": "evaluate"},
+        {"seq": 3, "message": 'a "request_seq": 5 {', "type": "response", "request_seq": 12, "command": "x"},
+    ],
+)
+def test_seqs_are_rewritten_at_the_top_level_only(message: dict[str, Any]) -> None:
+    peek = keeper_module.Peek(json.dumps(message).encode())
+    assert peek.get("request_seq") == 12 and peek.get("type") == "response"
+    framed = peek.replaced("request_seq", 7)
+    body = json.loads(framed.split(b"\r\n\r\n", 1)[1])
+    assert body == {**message, "request_seq": 7}

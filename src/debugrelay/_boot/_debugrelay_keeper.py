@@ -33,6 +33,7 @@ import hmac
 import itertools
 import json
 import os
+import re
 import selectors
 import signal
 import socket
@@ -107,6 +108,55 @@ class Framer(object):
             del self.buf[: start + length]
 
 
+# the envelope's own keys, read where they come before any nested value (debugpy and the relay write
+# them first): rewriting a seq in place is what keeps the keeper's cost per request small
+KEYS = re.compile(rb'"(seq|type|request_seq|command|event|success)"\s*:\s*("(?:[^"\\]|\\.)*"|\d+|true|false)')
+
+
+class Peek(object):
+    """A DAP message read only as far as needed: envelope keys from the bytes, the rest on demand."""
+
+    __slots__ = ("body", "fields", "message")
+
+    def __init__(self, body):
+        self.body = body
+        self.message = None
+        cut = len(body)
+        for nested in (b"{", b"["):
+            at = body.find(nested, 1)
+            if 0 < at < cut:
+                cut = at
+        self.fields = {}
+        for match in KEYS.finditer(body, 0, cut):
+            self.fields.setdefault(match.group(1).decode(), match)
+
+    def full(self):
+        if self.message is None:
+            self.message = json.loads(self.body)
+        return self.message
+
+    def get(self, key):
+        match = self.fields.get(key)
+        if match is None:
+            return self.full().get(key)
+        value = match.group(2)
+        if value[:1] == b'"':
+            return json.loads(value)
+        if value in (b"true", b"false"):
+            return value == b"true"
+        return int(value)
+
+    def replaced(self, key, value):
+        """The message, framed, with its top-level ``key`` set to the integer ``value``."""
+        match = self.fields.get(key)
+        if match is not None:
+            body = self.body
+            return frame(b"%s%d%s" % (body[: match.start(2)], value, body[match.end(2) :]))
+        message = dict(self.full())
+        message[key] = value
+        return encode(message)
+
+
 class Conn(object):
     """One socket: what came in (framed), what waits to go out."""
 
@@ -122,6 +172,7 @@ class Conn(object):
         self.nonce = b""
         self.deadline = 0.0
         self.closed = False
+        self.mask = 0
         try:
             self.peer = "%s:%s" % sock.getpeername()[:2]
         except (OSError, TypeError):
@@ -220,10 +271,13 @@ class Keeper(object):
 
     def watch(self, conn):
         mask = selectors.EVENT_READ | (selectors.EVENT_WRITE if conn.out else 0)
+        if mask == conn.mask:
+            return  # one syscall saved per message: write interest only while output waits
         try:
             self.sel.modify(conn.sock, mask, conn)
         except KeyError:
             self.sel.register(conn.sock, mask, conn)
+        conn.mask = mask
 
     def send(self, conn, data):
         if conn is None or conn.closed:
@@ -282,14 +336,12 @@ class Keeper(object):
             return
         for body in bodies:
             try:
-                message = json.loads(body)
-            except ValueError:
+                if conn.kind == "upstream":
+                    self.from_debugpy(Peek(body))
+                elif conn is self.relay:
+                    self.from_relay(Peek(body))
+            except (ValueError, TypeError):
                 log("undecodable DAP message dropped: %r" % body[:200])
-                continue
-            if conn.kind == "upstream":
-                self.from_debugpy(message, body)
-            elif conn is self.relay:
-                self.from_relay(message)
 
     # -- relays: proof, hello, replacement -------------------------------------------------------
 
@@ -368,9 +420,9 @@ class Keeper(object):
             return
         for body in bodies:
             try:
-                self.from_relay(json.loads(body))
-            except ValueError:
-                continue
+                self.from_relay(Peek(body))
+            except (ValueError, TypeError):
+                log("undecodable DAP message dropped: %r" % body[:200])
 
     # -- DAP both ways ---------------------------------------------------------------------------
 
@@ -381,14 +433,13 @@ class Keeper(object):
         self.requests[seq] = (self.relay.id if self.relay else 0, message.get("seq"))
         if message.get("command") == "attach":
             self.attached = True
-        message["seq"] = seq
-        data = encode(message)
+        data = message.replaced("seq", seq)
         if self.up is None:
             self.up_backlog += data
         else:
             self.send(self.up, data)
 
-    def from_debugpy(self, message, body):
+    def from_debugpy(self, message):
         kind = message.get("type")
         if kind == "response":
             entry = self.requests.pop(message.get("request_seq"), None)
@@ -402,12 +453,11 @@ class Keeper(object):
                     self.paused = None
             if entry is None or self.relay is None or entry[0] != self.relay.id:
                 return  # asked by a relay that went away
-            message["request_seq"] = entry[1]
-            self.send(self.relay, encode(message))
+            self.send(self.relay, message.replaced("request_seq", entry[1]))
         elif kind == "event":
             event = message.get("event")
             if event == "stopped":
-                self.paused = message.get("body") or {}
+                self.paused = message.full().get("body") or {}
                 if self.relay is None:
                     self.paused_while_detached = True
                     self.write_status()
@@ -416,9 +466,9 @@ class Keeper(object):
             elif event == "terminated":
                 self.terminated = True
             if self.relay is not None:
-                self.send(self.relay, frame(body))
+                self.send(self.relay, frame(message.body))
             else:
-                self.enqueue(event, frame(body))
+                self.enqueue(event, frame(message.body))
         elif kind == "request":
             refusal = {
                 "seq": next(self.seq),
