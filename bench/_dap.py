@@ -16,7 +16,7 @@ class DapError(RuntimeError):
 class Dap:
     """One DAP connection; requests are sent one at a time and events are queued while waiting."""
 
-    def __init__(self, host: str, port: int, *, timeout: float = 30.0) -> None:
+    def __init__(self, host: str, port: int, *, timeout: float = 30.0, secret: str | None = None) -> None:
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -31,6 +31,19 @@ class Dap:
         self.buf = b""
         self.seq = 0
         self.events: deque[dict[str, Any]] = deque()
+        if secret is not None:  # a keeper: prove the secret, read its state
+            from debugrelay.dap._keeper import GREETING, prove
+
+            greeting = b""
+            while not greeting.endswith(b"\n"):
+                chunk = self.sock.recv(1)
+                if not chunk:
+                    raise DapError("connection closed")
+                greeting += chunk
+            if not greeting.startswith(GREETING):
+                raise DapError("not a keeper")
+            self.sock.sendall(prove(secret, greeting[len(GREETING) :].strip()) + b"\n")
+            self._read()
 
     def close(self) -> None:
         self.sock.close()
@@ -103,14 +116,14 @@ class Dap:
         )
 
     @classmethod
-    def ready(cls, host: str, port: int, *, timeout: float = 60.0) -> Dap:
+    def ready(cls, host: str, port: int, *, timeout: float = 60.0, secret: str | None = None) -> Dap:
         """Connected and initialized; retried while the target starts (a published container port
         accepts before debugpy listens, then resets)."""
         deadline = time.monotonic() + timeout
         while True:
             dap: Dap | None = None
             try:
-                dap = cls(host, port, timeout=timeout)
+                dap = cls(host, port, timeout=timeout, secret=secret)
                 dap.initialize()
             except (OSError, DapError):
                 if dap is not None:

@@ -178,11 +178,15 @@ class Relay:
 class RawTarget:
     """``python -m debugpy --listen ... --wait-for-client scenario.py``, tuned (the sitecustomize) or stock."""
 
-    def __init__(self, workdir: Path, cleanup: Cleanup, *, tuned: bool, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, workdir: Path, cleanup: Cleanup, *, tuned: bool, env: dict[str, str] | None = None, keeper: bool = False
+    ) -> None:
+        from debugrelay.dap import KEEPER_FILE, SECRET_ENV, keeper_command, new_secret
         from debugrelay.launchers.boot import debugpy_args, prepare_boot_dir
         from debugrelay.models import LaunchRequest
 
         self.port = free_port()
+        self.secret: str | None = None
         spec = LaunchRequest(script=SCENARIO)
         base = {k: v for k, v in os.environ.items() if not k.startswith("DEBUGRELAY_") and k != "PYTHONPATH"}
         base["PYTHONUNBUFFERED"] = "1"
@@ -190,8 +194,24 @@ class RawTarget:
             base["PYTHONPATH"] = str(prepare_boot_dir(workdir / "boot"))
         self.started = time.perf_counter()
         self.log = (workdir / f"raw-{self.port}.log").open("wb")
+        argv = [sys.executable, *debugpy_args(spec, f"127.0.0.1:{self.port}")]
+        if keeper:  # the same target behind its keeper: what the keeper adds per request
+            boot = prepare_boot_dir(workdir / "boot")
+            outer, self.secret = free_port(), new_secret()
+            argv = keeper_command(
+                [sys.executable],
+                listen=f"127.0.0.1:{outer}",
+                connect=f"127.0.0.1:{self.port}",
+                status_file=None,
+                keeper=str(boot / KEEPER_FILE),
+                debuggee=argv,
+            )
+            base[SECRET_ENV] = self.secret
+            self.debugpy_port, self.port = self.port, outer
+        else:
+            self.debugpy_port = self.port
         self.proc = subprocess.Popen(
-            [sys.executable, *debugpy_args(spec, f"127.0.0.1:{self.port}")],
+            argv,
             env={**base, **(env or {})},
             cwd=str(ROOT / "bench"),
             stdin=subprocess.DEVNULL,
@@ -205,7 +225,7 @@ class RawTarget:
         self._done()
 
     def _end(self) -> None:
-        adapter = adapter_of(self.port)
+        adapter = adapter_of(self.debugpy_port)
         kill_tree(self.proc.pid)
         self.proc.wait(10)
         if adapter is not None:
@@ -217,7 +237,6 @@ class RawContainer:
     """A container target started by debugrelay's own Docker launcher, driven straight over DAP."""
 
     def __init__(self, workdir: Path, cleanup: Cleanup) -> None:
-        import asyncio
 
         from debugrelay.config import load_settings
         from debugrelay.launchers.docker import DockerLauncher
@@ -226,7 +245,8 @@ class RawContainer:
         settings = load_settings(state_dir=str(workdir / "state-raw"))
         launcher = DockerLauncher(settings)
         spec = LaunchRequest(script=SCENARIO, launcher="docker", pool=False)
-        self.target: Any = asyncio.run(launcher.start(spec, session_id=f"bench_floor_{os.getpid()}"))
+        kwargs, mounts, with_debugpy = launcher._plan(spec, f"bench_floor_{os.getpid()}")
+        self.target: Any = launcher._run(kwargs, mounts, with_debugpy)  # debugpy itself: no keeper
         self.host, self.port = self.target.host, self.target.port
         container = self.target.container
         self._done = cleanup.add(f"container {container.short_id}", lambda: container.remove(force=True))

@@ -2,7 +2,8 @@
 
 Measures, on this machine:
 - the same stepping-and-inspecting scenario straight over DAP against a tuned debugpy (TCP_NODELAY
-  through debugrelay's sitecustomize: the floor) and through the relay's HTTP API (a real relay
+  through debugrelay's sitecustomize: the floor), the same through the target's keeper (what the
+  keeper adds per request), and through the relay's HTTP API (a real relay
   subprocess, httpx with keep-alive), for local and container targets: median and p95 per operation
   and the ratio relay / floor; stock debugpy (no sitecustomize) for reference;
 - launch -> paused at the first breakpoint: cold, and warm from the pool, local and container;
@@ -98,10 +99,12 @@ def dap_cycles(dap: Dap, cycles: int, warmup: int) -> Samples:
     return timer.samples
 
 
-def floor_local(work: Path, cleanup: Cleanup, cycles: int, warmup: int, *, tuned: bool) -> Samples:
-    target = RawTarget(work, cleanup, tuned=tuned)
+def floor_local(
+    work: Path, cleanup: Cleanup, cycles: int, warmup: int, *, tuned: bool, keeper: bool = False
+) -> Samples:
+    target = RawTarget(work, cleanup, tuned=tuned, keeper=keeper)
     try:
-        dap = Dap.ready("127.0.0.1", target.port)
+        dap = Dap.ready("127.0.0.1", target.port, secret=target.secret)
         dap.start({SCENARIO: [WORK_LINE]})
         samples = dap_cycles(dap, cycles, warmup)
         dap.close()
@@ -412,6 +415,11 @@ def print_report(result: dict[str, Any]) -> None:
             name = f"{op} ({DAP_NAMES[op]})" if op in DAP_NAMES else op
             ratio = f"{row['ratio_median']:6.2f} {row['ratio_p95']:6.2f}" if "ratio_median" in row else ""
             print(f"{name:<22} {fmt(row.get('floor'))} {fmt(row.get('relay'))}  {ratio}")
+    kept = result.get("keeper")
+    if kept:
+        print("\nthrough the keeper (same run as the floor), local, ms   median      p95   added median")
+        for op, cell in kept.items():
+            print(f"  {op:<40} {cell['median']:8.2f} {cell['p95']:8.2f} {cell['added_median']:+8.3f}")
     stock = result.get("stock")
     if stock:
         print("\nstock debugpy (no TCP_NODELAY), local, ms   median      p95")
@@ -472,6 +480,16 @@ def main(argv: list[str] | None = None) -> int:
         step = _progress()
         step("floor: tuned debugpy over DAP, local")
         floor = floor_local(work, cleanup, args.cycles, warmup, tuned=True)
+        step("tuned debugpy over DAP through its keeper, local")
+        kept = floor_local(work, cleanup, args.cycles, warmup, tuned=True, keeper=True)
+        result["keeper"] = {
+            f"{op} ({DAP_NAMES[op]})": {
+                **summary(v),
+                "added_median": round(statistics.median(v) - statistics.median(floor[op]), 3),
+            }
+            for op, v in kept.items()
+            if op in floor
+        }
         step("stock debugpy over DAP, local")
         stock = floor_local(work, cleanup, max(50, args.cycles // 2), 2, tuned=False)
         result["stock"] = {f"{op} ({DAP_NAMES[op]})": summary(v) for op, v in stock.items()}

@@ -90,8 +90,21 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
     server.stop()
 
 
+def remove_container(container_id: str) -> None:
+    """A container target a test left (a paused one behind its keeper never ends by itself)."""
+    with contextlib.suppress(Exception):
+        import docker
+
+        engine = docker.from_env()
+        try:
+            engine.containers.get(container_id).remove(force=True)
+        finally:
+            engine.close()
+
+
 def kill_targets_of(client: redis.Redis, namespace: str) -> None:
-    """End every target the sessions in ``namespace`` name (and their debugpy adapters), by PID.
+    """End every target the sessions in ``namespace`` name (and their debugpy adapters), by PID or
+    container id.
 
     With a durable store, targets outlive relays by design, so the tests end them here.
     """
@@ -101,6 +114,9 @@ def kill_targets_of(client: redis.Redis, namespace: str) -> None:
     for raw in client.hvals(f"{namespace}:sessions"):
         with contextlib.suppress(ValueError, TypeError, AttributeError, psutil.Error):
             described = json.loads(raw).get("target") or {}
+            if described.get("container_id"):
+                remove_container(described["container_id"])
+                continue
             target = OrphanTarget.find(described)  # the same pid *and* debugpy port, or nothing
             if target is not None:
                 kill_tree(target.proc.pid)

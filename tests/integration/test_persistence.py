@@ -118,6 +118,7 @@ def test_ac_bp_7_breakpoints_persist_across_relay_restarts(cluster: Cluster) -> 
     ok(first.http.post(f"/sessions/{waiting}/exception-breakpoints", json={"filters": ["uncaught"]}))
     before = {sid: asked(breakpoints(first.http, sid)) for sid in (paused, running, waiting)}
     pids = {sid: target_pid(first.http, sid) for sid in (paused, running)}
+    paused_at = count(first.http, paused)
 
     first.proc.kill()  # kill -9: nothing of the relay runs its shutdown
     first.proc.wait(10)
@@ -130,14 +131,15 @@ def test_ac_bp_7_breakpoints_persist_across_relay_restarts(cluster: Cluster) -> 
     for sid, bps in before.items():
         assert asked(breakpoints(second.http, sid)) == bps
 
-    # the re-sent breakpoints stop the targets again
+    # the keeper kept the paused target paused where it was, its breakpoints set
     status = wait(second.http, paused)
     assert paused_at_tick(status)
     assert status["recovered"] is True
     detail = ok(second.http.get(f"/sessions/{paused}"))
     assert detail["target"]["pid"] == pids[paused]
-    assert any("resumed while no relay was attached" in note for note in detail["notes"])
+    assert any("still paused" in note for note in detail["notes"])
     seen = count(second.http, paused)
+    assert seen == paused_at
     ok(second.http.post(f"/sessions/{paused}/continue"))
     assert paused_at_tick(wait(second.http, paused))
     assert count(second.http, paused) > seen

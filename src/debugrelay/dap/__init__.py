@@ -3,12 +3,15 @@
 from ._client import DapClient, EventListener
 from ._framing import MAX_BODY, FramingError, frame, read_frame
 from ._handshake import ATTACH_ARGS, INITIALIZE_ARGS
+from ._keeper import KEEPER_FILE, SECRET_ENV, keeper_command, new_secret
 from ._messages import Event, Request, Response, decode_message, encode_message
 
 __all__ = [
     "ATTACH_ARGS",
     "INITIALIZE_ARGS",
+    "KEEPER_FILE",
     "MAX_BODY",
+    "SECRET_ENV",
     "DapClient",
     "Event",
     "EventListener",
@@ -18,5 +21,7 @@ __all__ = [
     "decode_message",
     "encode_message",
     "frame",
+    "keeper_command",
+    "new_secret",
     "read_frame",
 ]

@@ -19,6 +19,7 @@ import msgspec
 from debugrelay.errors import DebugpyError, DebugpyTimeout, TargetGone
 
 from ._framing import FramingError, frame, read_frame
+from ._keeper import GREETING, HELLO_EVENT, prove
 from ._messages import Event, Request, Response, decode_body, decode_message, encode_message
 
 log = logging.getLogger(__name__)
@@ -47,18 +48,40 @@ class DapClient:
         self._waiters: list[tuple[str, Callable[[Any], bool] | None, asyncio.Future[Any]]] = []
         self.closed = asyncio.Event()
         self.close_reason: str = ""
+        self.keeper: dict[str, Any] | None = None  # a keeper's state, sent before anything else
         self._reader_task = asyncio.create_task(self._read_loop(), name=f"{name}-reader")
 
     @classmethod
     async def connect(
-        cls, host: str, port: int, *, timeout: float = 5.0, request_timeout: float = 10.0, name: str = "dap"
+        cls,
+        host: str,
+        port: int,
+        *,
+        timeout: float = 5.0,
+        request_timeout: float = 10.0,
+        name: str = "dap",
+        secret: str | None = None,
     ) -> DapClient:
+        """Connect to debugpy, or with ``secret`` to a target's keeper (proving the secret first).
+
+        Through a keeper, ``client.keeper`` holds its state; the events it queued while no relay was
+        connected follow, in order, to the listeners added before the caller's next ``await``.
+        """
         reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port, limit=1024 * 1024), timeout)
         sock = writer.get_extra_info("socket")
         if sock is not None:
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return cls(reader, writer, request_timeout=request_timeout, name=name)
+        hello: dict[str, Any] | None = None
+        if secret is not None:
+            try:
+                hello = await asyncio.wait_for(_keeper_handshake(reader, writer, secret), timeout)
+            except BaseException:
+                writer.close()
+                raise
+        client = cls(reader, writer, request_timeout=request_timeout, name=name)
+        client.keeper = hello
+        return client
 
     # -- listeners -------------------------------------------------------------------------
 
@@ -219,3 +242,25 @@ class DapClient:
         self._shutdown("closed by the relay")
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self._writer.wait_closed(), 1.0)
+
+
+async def _keeper_handshake(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, secret: str) -> dict[str, Any]:
+    """Answer the keeper's greeting and read its state. A connection that closes first (a published
+    container port accepts before the keeper listens) raises ConnectionError: the caller retries."""
+    line = await reader.readline()
+    if not line:
+        raise ConnectionError("closed before the keeper's greeting")
+    if not line.startswith(GREETING):
+        raise ConnectionError(f"not a debugrelay keeper: {line[:40]!r}")
+    writer.write(prove(secret, line[len(GREETING) :].strip()) + b"\n")
+    try:
+        data = await read_frame(reader)
+    except FramingError as exc:
+        raise ConnectionError(f"the keeper closed the connection: {exc.message}") from exc
+    if data is None:
+        raise ConnectionError("the keeper refused the connection (wrong secret?)")
+    message = decode_message(data)
+    if not isinstance(message, Event) or message.event != HELLO_EVENT:
+        raise ConnectionError("the keeper did not send its state first")
+    state: dict[str, Any] = decode_body(message.body) or {}
+    return state

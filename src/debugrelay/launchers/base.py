@@ -19,6 +19,8 @@ class Target(abc.ABC):
     port: int
     pid: int | None = None
     container_id: str | None = None
+    # set when a keeper holds the target's DAP connection (host:port is then the keeper's)
+    keeper_secret: str | None = None
 
     @abc.abstractmethod
     def poll(self) -> int | None:
@@ -66,6 +68,7 @@ class Target(abc.ABC):
             "port": self.port,
             "pid": self.pid,
             "container_id": self.container_id,
+            "keeper": True if self.keeper_secret else None,
         }
 
 

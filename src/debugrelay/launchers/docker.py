@@ -1,5 +1,10 @@
 """Docker launcher: every debug target in a container of its own, debugpy listening inside.
 
+The container's main process is the target's keeper (``_boot/_debugrelay_keeper.py``): it starts
+debugpy and the program on the container's loopback and is the only one listening outside (the
+published port), holding the DAP connection while no relay is connected; the container's exit code
+is the program's. Warm pooled containers run debugpy directly (no keeper yet).
+
 The launch's working directory is mounted (read-only by default) at the same path inside the
 container, so breakpoints, frames and sources speak the user's paths with no translation; a relay
 that itself runs in a container maps its workspace to the host path Docker needs for the mount.
@@ -26,6 +31,7 @@ import debugpy
 import psutil
 
 from debugrelay.config import Settings
+from debugrelay.dap import KEEPER_FILE, SECRET_ENV, keeper_command, new_secret
 from debugrelay.errors import InvalidRequest, LaunchFailed, RelayError
 from debugrelay.models import LaunchRequest
 
@@ -38,6 +44,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DEBUG_PORT = 5678
+INNER_PORT = 5679  # debugpy, on the container's loopback, behind the keeper
 BOOT = "/opt/debugrelay"
 LABEL = "debugrelay.managed"
 _HOOKS = Path(__file__).resolve().parent.parent / "_boot"
@@ -81,7 +88,10 @@ class DockerTarget(Target):
 
     kind = "docker"
 
-    def __init__(self, container: Any, host: str, port: int, mounts: list[tuple[str, str]]) -> None:
+    def __init__(
+        self, container: Any, host: str, port: int, mounts: list[tuple[str, str]], *, keeper_secret: str | None = None
+    ) -> None:
+        self.keeper_secret = keeper_secret
         self.container = container
         self.container_id = container.id
         self.host = host
@@ -208,7 +218,9 @@ class DockerLauncher(Launcher):
             )
             if warm is not None:
                 return warm
-        target = await asyncio.to_thread(self._run, kwargs, mounts, with_debugpy)
+        secret = new_secret()
+        target = await asyncio.to_thread(self._run, with_keeper(kwargs, secret), mounts, with_debugpy)
+        target.keeper_secret = secret
         if self.pool is not None:
             self.pool.keep_warm_for(
                 spec, kwargs=kwargs, base_env=target_env({}, []), mounts=mounts, with_debugpy=with_debugpy
@@ -353,6 +365,32 @@ class DockerLauncher(Launcher):
         if self._client is not None:
             with contextlib.suppress(Exception):
                 self._client.close()
+
+
+def with_keeper(kwargs: dict[str, Any], secret: str) -> dict[str, Any]:
+    """The container's create arguments with its keeper as the main process, debugpy behind it."""
+    command: list[str] = kwargs["command"]
+    python = command[: command.index("-m")]  # the interpreter and its options
+    debuggee = [*python, *debugpy_args_behind(command)]
+    return {
+        **kwargs,
+        "command": keeper_command(
+            python,
+            listen=f"0.0.0.0:{DEBUG_PORT}",
+            connect=f"127.0.0.1:{INNER_PORT}",
+            status_file=None,
+            keeper=f"{BOOT}/{KEEPER_FILE}",
+            debuggee=debuggee,
+        ),
+        "environment": {**kwargs["environment"], SECRET_ENV: secret},
+    }
+
+
+def debugpy_args_behind(command: list[str]) -> list[str]:
+    """``command``'s debugpy arguments listening on the container's loopback instead of every interface."""
+    args = command[command.index("-m") :]
+    listen = args.index("--listen")
+    return [*args[: listen + 1], f"127.0.0.1:{INNER_PORT}", *args[listen + 2 :]]
 
 
 def _launch_error(exc: Exception, image: str) -> RelayError:

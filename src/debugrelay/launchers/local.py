@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import shutil
 import socket
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import psutil
 
+from debugrelay.dap import KEEPER_FILE, SECRET_ENV, keeper_command, new_secret
 from debugrelay.errors import LaunchFailed
 from debugrelay.models import LaunchRequest
 
@@ -78,6 +80,17 @@ def find_adapter(port: int) -> int | None:
     return None
 
 
+def keeper_exit_code(path: str | None) -> int | None:
+    """The exit code a keeper wrote to its status file when its debuggee ended (None: not ended, or no file)."""
+    if not path:
+        return None
+    try:
+        code = json.loads(Path(path).read_text()).get("exit_code")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return code if isinstance(code, int) else None
+
+
 def log_tail(path: Path | str | None, max_bytes: int = 4096) -> str:
     """The end of a target's log file ('' when there is none)."""
     if not path:
@@ -93,19 +106,38 @@ def log_tail(path: Path | str | None, max_bytes: int = 4096) -> str:
 
 
 class LocalTarget(Target):
+    """A subprocess of this relay: the debuggee itself, or (with a secret) its keeper, the debuggee's
+    parent, serving ``port`` while debugpy listens on ``inner_port``."""
+
     kind = "local"
 
-    def __init__(self, proc: asyncio.subprocess.Process, port: int, log_path: Path) -> None:
+    def __init__(
+        self,
+        proc: asyncio.subprocess.Process,
+        port: int,
+        log_path: Path,
+        *,
+        keeper_secret: str | None = None,
+        inner_port: int | None = None,
+        status_file: Path | None = None,
+    ) -> None:
         self.proc = proc
         self.host = "127.0.0.1"
         self.port = port
         self.pid = proc.pid
         self.log_path = log_path
         self.adapter_pid: int | None = None
+        self.keeper_secret = keeper_secret
+        self.inner_port = inner_port
+        self.status_file = status_file
+
+    @property
+    def debugpy_port(self) -> int:
+        return self.inner_port or self.port
 
     def on_attached(self) -> None:
         if self.adapter_pid is None:  # a pooled target knows it already
-            self.adapter_pid = find_adapter(self.port)
+            self.adapter_pid = find_adapter(self.debugpy_port)
 
     def poll(self) -> int | None:
         return self.proc.returncode
@@ -120,7 +152,7 @@ class LocalTarget(Target):
 
     async def terminate(self) -> int | None:
         """End the debuggee, its children and its debugpy adapter (which outlives the debuggee)."""
-        adapter = self.adapter_pid or await asyncio.to_thread(find_adapter, self.port)
+        adapter = self.adapter_pid or await asyncio.to_thread(find_adapter, self.debugpy_port)
         if self.proc.returncode is None:
             await asyncio.to_thread(kill_tree, self.proc.pid, reap_root=False)
         with contextlib.suppress(TimeoutError):
@@ -130,7 +162,10 @@ class LocalTarget(Target):
         return self.proc.returncode
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "adapter_pid": self.adapter_pid, "log": str(self.log_path)}
+        described = {**super().describe(), "adapter_pid": self.adapter_pid, "log": str(self.log_path)}
+        if self.keeper_secret:
+            described.update(debugpy_port=self.inner_port, status_file=str(self.status_file))
+        return described
 
     def disown(self) -> None:
         """Keep the process when this relay exits: asyncio kills a child whose transport is closed
@@ -203,9 +238,20 @@ class LocalLauncher(Launcher):
             warm = await self.pool.acquire(spec, session_id=session_id, python=python, cwd=cwd, env=env)
             if warm is not None:
                 return warm
-        port = free_port()
-        argv = [python, *debugpy_args(spec, f"127.0.0.1:{port}")]
+        port, inner = free_port(), free_port()
+        secret = new_secret()
         log_path = self.log_dir / f"{session_id}.log"
+        status_file = self.log_dir / f"{session_id}.keeper.json"
+        status_file.unlink(missing_ok=True)
+        argv = keeper_command(
+            [python],
+            listen=f"127.0.0.1:{port}",
+            connect=f"127.0.0.1:{inner}",
+            status_file=str(status_file),
+            keeper=str(self.boot_dir / KEEPER_FILE),
+            debuggee=[python, *debugpy_args(spec, f"127.0.0.1:{inner}")],
+        )
+        env[SECRET_ENV] = secret  # the keeper takes it out of the debuggee's environment
         with log_path.open("wb") as log:
             try:
                 proc = await asyncio.create_subprocess_exec(
@@ -219,10 +265,16 @@ class LocalLauncher(Launcher):
                 )
             except OSError as exc:
                 raise LaunchFailed(f"cannot start '{python}': {exc}", details={"python": python}) from exc
-        return LocalTarget(proc, port, log_path)
+        return LocalTarget(proc, port, log_path, keeper_secret=secret, inner_port=inner, status_file=status_file)
 
     def recover(self, described: dict[str, Any]) -> Target | None:
-        """A target an earlier relay process started: still running, or None (its exit code is lost)."""
-        from .orphan import OrphanTarget
+        """A target an earlier relay process started: still running; ended, with the exit code its keeper
+        wrote; or None (a target without a keeper: its exit code was lost with its parent)."""
+        from .orphan import EndedTarget, OrphanTarget
 
-        return OrphanTarget.find(described)
+        found = OrphanTarget.find(described)
+        if found is None and described.get("keeper"):
+            code = keeper_exit_code(described.get("status_file"))
+            if code is not None:
+                return EndedTarget(code, described.get("log"))
+        return found

@@ -12,7 +12,7 @@ import psutil
 from debugrelay.errors import InvalidState
 
 from .base import Target
-from .local import find_adapter, kill_tree, log_tail
+from .local import find_adapter, keeper_exit_code, kill_tree, log_tail
 
 
 def _alive(proc: psutil.Process) -> bool:
@@ -25,20 +25,32 @@ def _alive(proc: psutil.Process) -> bool:
 class OrphanTarget(Target):
     """A debuggee that outlived the relay that launched it (``start_new_session``, output to a file).
 
-    Its exit code is lost with its parent: ``poll()`` answers -1 once it is gone (as for an attached
-    process), and the exit code comes from debugpy's ``exited`` event while a relay is attached.
+    Its exit code is lost with its parent, unless it has a keeper (the process found is then the
+    keeper, which writes the debuggee's exit code to its status file): ``poll()`` answers -1 once it
+    is gone and no code is known (as for an attached process).
     Its stdin was a pipe of the dead relay: it reads EOF now and cannot be written to.
     """
 
     kind = "local"
 
-    def __init__(self, proc: psutil.Process, port: int, log_path: str | None, adapter_pid: int | None) -> None:
+    def __init__(
+        self,
+        proc: psutil.Process,
+        port: int,
+        log_path: str | None,
+        adapter_pid: int | None,
+        *,
+        debugpy_port: int | None = None,
+        status_file: str | None = None,
+    ) -> None:
         self.proc = proc
         self.host = "127.0.0.1"
         self.port = port
         self.pid = proc.pid
         self.log_path = Path(log_path) if log_path else None
         self.adapter_pid = adapter_pid
+        self.debugpy_port = debugpy_port or port
+        self.status_file = status_file
 
     @classmethod
     def find(cls, described: dict[str, Any]) -> OrphanTarget | None:
@@ -58,10 +70,21 @@ class OrphanTarget(Target):
         if not listens or not _alive(proc):
             return None
         adapter = described.get("adapter_pid")
-        return cls(proc, port, described.get("log"), adapter if isinstance(adapter, int) else None)
+        inner = described.get("debugpy_port")
+        return cls(
+            proc,
+            port,
+            described.get("log"),
+            adapter if isinstance(adapter, int) else None,
+            debugpy_port=inner if isinstance(inner, int) else None,
+            status_file=described.get("status_file") if described.get("keeper") else None,
+        )
 
     def poll(self) -> int | None:
-        return None if _alive(self.proc) else -1
+        if _alive(self.proc):
+            return None
+        code = keeper_exit_code(self.status_file)
+        return -1 if code is None else code
 
     async def send_input(self, data: bytes) -> None:
         raise InvalidState(
@@ -71,24 +94,50 @@ class OrphanTarget(Target):
         )
 
     async def terminate(self) -> int | None:
-        adapter = self.adapter_pid or await asyncio.to_thread(find_adapter, self.port)
+        adapter = self.adapter_pid or await asyncio.to_thread(find_adapter, self.debugpy_port)
         if _alive(self.proc):
             await asyncio.to_thread(kill_tree, self.proc.pid)
         if adapter is not None:
             with contextlib.suppress(psutil.Error):
                 if "debugpy" in " ".join(psutil.Process(adapter).cmdline()):
                     await asyncio.to_thread(kill_tree, adapter)
-        return None
+        return keeper_exit_code(self.status_file)
 
     def on_attached(self) -> None:
-        self.adapter_pid = find_adapter(self.port) or self.adapter_pid
+        self.adapter_pid = find_adapter(self.debugpy_port) or self.adapter_pid
 
     def describe(self) -> dict[str, Any]:
-        return {
+        described = {
             **super().describe(),
             "adapter_pid": self.adapter_pid,
             "log": str(self.log_path) if self.log_path else None,
         }
+        if self.keeper_secret:
+            described.update(debugpy_port=self.debugpy_port, status_file=self.status_file)
+        return described
+
+    def output_tail(self, max_bytes: int = 4096) -> str:
+        return log_tail(self.log_path, max_bytes)
+
+
+class EndedTarget(Target):
+    """A keeper-backed local target that ended while no relay ran: its keeper left the exit code."""
+
+    kind = "local"
+
+    def __init__(self, exit_code: int, log_path: str | None) -> None:
+        self.host, self.port = "127.0.0.1", 0
+        self.exit_code = exit_code
+        self.log_path = log_path
+
+    def poll(self) -> int | None:
+        return self.exit_code
+
+    async def send_input(self, data: bytes) -> None:
+        raise InvalidState("the target has ended")
+
+    async def terminate(self) -> int | None:
+        return self.exit_code
 
     def output_tail(self, max_bytes: int = 4096) -> str:
         return log_tail(self.log_path, max_bytes)

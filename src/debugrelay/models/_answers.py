@@ -68,6 +68,8 @@ class SessionDetail(SessionSummary, kw_only=True):
     launch: dict[str, Any] | None = None
     attach: dict[str, Any] | None = None
     target: dict[str, Any] | None = None
+    # whether a paused program stays paused (and events are kept) while no relay runs: a keeper holds it
+    survives_relay_restart: bool | None = None
     notes: list[str] = msgspec.field(default_factory=list)
     # set by clone and import
     cloned_from: str | None = None

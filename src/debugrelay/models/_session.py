@@ -104,6 +104,7 @@ class SessionRecord(Model):
     launch: LaunchRequest | None = None
     attach: AttachSpec | None = None
     target: dict[str, Any] | None = None
+    keeper_secret: str | None = None  # proves the relay to the target's keeper; never shown
     exit_code: int | None = None
     reason: str | None = None
     error: dict[str, Any] | None = None

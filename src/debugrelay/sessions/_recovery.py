@@ -1,6 +1,11 @@
 """Carry a stored session on in this relay: re-attach to a target that outlived its relay, or
 record what is known of one that ended meanwhile; and the reverse, leave targets for the next relay.
 
+A launched target has a keeper (``_boot/_debugrelay_keeper.py``) holding its DAP connection: the
+relay reconnects to the keeper, reads its state and the events it kept, and goes on where the last
+relay left off (a paused program is still paused, its breakpoints still set). Without a keeper
+(attach sessions, pooled targets) the relay connects to debugpy itself, as follows.
+
 Measured with debugpy 1.8.22: when the DAP client vanishes (even SIGKILLed), the debuggee keeps
 running, a paused one resumes and its breakpoints are cleared; the ``--listen`` port takes a new
 client about 250 ms later, one client at a time ("already being debugged"). A client that connects
@@ -16,8 +21,8 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from debugrelay.dap import ATTACH_ARGS
-from debugrelay.errors import RelayError
+from debugrelay.dap import ATTACH_ARGS, INITIALIZE_ARGS
+from debugrelay.errors import LaunchFailed, RelayError
 from debugrelay.launchers import Launcher, Target
 from debugrelay.launchers.local import log_tail
 from debugrelay.launchers.remote import RemoteLauncher
@@ -36,7 +41,9 @@ REATTACH_TIMEOUT = 10.0  # retry connecting this long: the old client may still 
 RETRY_DELAY = 0.5
 HANDOVER_GAP = 0.3  # after a detach, before another relay may connect (see the module docstring)
 MAX_NOTES = 20
+STOP_SHOWN = 5.0  # wait this long for a replayed stop to be read (its stack) before writing the note
 RESUMED = "resumed while no relay was attached"
+STOPPED_DETACHED = "stopped while no relay was attached"
 
 
 class TargetBusy(RelayError):
@@ -87,29 +94,29 @@ async def reattach(manager: SessionManager, session: Session) -> None:
     record = session.record
     async with session.lock:
         was_paused = record.status == "paused"
+        known = record.stop
         where = _where(record)
         described: dict[str, Any] = dict(record.target or {})
-        kind = described.get("kind") or ("remote" if record.mode == "attach" else "local")
-        launcher = launcher_for(manager, str(kind))
-        target: Target | None = None
-        if launcher is not None:
-            try:
-                target = await asyncio.to_thread(launcher.recover, described)
-            except Exception:
-                log.exception("session %s: could not look for its %s target", session.id, kind)
-        else:
-            log.warning("session %s: no launcher '%s' on this relay to find its target", session.id, kind)
+        launcher, target = await _find(manager, session, described)
         if target is None or target.poll() is not None:
             await _ended(session, target, described, launcher is None)
             return
         session.target = target
+        kept = bool(described.get("keeper")) and record.keeper_secret is not None
+        if kept:
+            target.keeper_secret = record.keeper_secret
         session.reset_run_state()
         record.stop = None
         record.status = "running"
-        for bp in record.breakpoints:
-            bp.dap_id = None
+        if not kept:  # debugpy forgot them with its client; a keeper kept them, and their ids
+            for bp in record.breakpoints:
+                bp.dap_id = None
+        hello: dict[str, Any] = {}
         try:
-            await _connect(session, target)
+            if kept:
+                hello = await _rejoin(session, target, known)
+            else:
+                await _connect(session, target)
         except TargetBusy:
             session.target = None
             raise
@@ -121,11 +128,85 @@ async def reattach(manager: SessionManager, session: Session) -> None:
             return
         record.target = target.describe()
         record.recovered = True
-        resumed = f"; it was paused{where} and {RESUMED}" if was_paused else ""
-        _note(record, f"{timestamp()} recovered by relay {manager.settings.instance_id}{resumed}")
+        if kept:
+            what = await _kept(session, hello, was_paused, where)
+        else:
+            what = f"; it was paused{where} and {RESUMED}" if was_paused else ""
+        _note(record, f"{timestamp()} recovered by relay {manager.settings.instance_id}{what}")
         await session.save()
         session.notify()
-        log.info("session %s: re-attached to %s:%s%s", session.id, target.host, target.port, resumed)
+        log.info("session %s: re-attached to %s:%s%s", session.id, target.host, target.port, what)
+
+
+async def _find(
+    manager: SessionManager, session: Session, described: dict[str, Any]
+) -> tuple[Launcher | None, Target | None]:
+    """The launcher of the session's target, and the target as it finds it again (or None)."""
+    kind = described.get("kind") or ("remote" if session.record.mode == "attach" else "local")
+    launcher = launcher_for(manager, str(kind))
+    if launcher is None:
+        log.warning("session %s: no launcher '%s' on this relay to find its target", session.id, kind)
+        return None, None
+    try:
+        return launcher, await asyncio.to_thread(launcher.recover, described)
+    except Exception:
+        log.exception("session %s: could not look for its %s target", session.id, kind)
+        return launcher, None
+
+
+async def _rejoin(session: Session, target: Target, known: Any) -> dict[str, Any]:
+    """Reconnect to the target's keeper; finish a set-up the last relay left half done; show the stop
+    the target is still in. Returns the keeper's state."""
+    deadline = time.monotonic() + REATTACH_TIMEOUT
+    while True:
+        try:
+            hello = await session.rejoin(target, max(0.5, min(2.0, deadline - time.monotonic())))
+            break
+        except (OSError, TimeoutError, RelayError) as exc:
+            await session.drop_connection(disconnect=False)
+            if target.poll() is not None or time.monotonic() + RETRY_DELAY > deadline:
+                message = exc.message if isinstance(exc, RelayError) else str(exc) or type(exc).__name__
+                raise LaunchFailed(f"the target's keeper does not take the relay back: {message}") from exc
+            log.info("session %s: keeper not reached (%s); retrying", session.id, exc)
+            await asyncio.sleep(RETRY_DELAY)
+    try:
+        if not hello.get("configured"):
+            client = session.require_client()
+            if not hello.get("initialized"):
+                await client.request("initialize", INITIALIZE_ARGS)
+            if hello.get("attached"):
+                await session.finish_configure()
+            else:
+                await session.configure(attach_args(session, target))
+    except RelayError:
+        await session.drop_connection(disconnect=False)
+        raise
+    paused = hello.get("paused")
+    if paused is not None and not hello.get("paused_while_detached"):
+        session.replay_stop(paused, known)  # a stop the keeper kept replays itself, with the events
+    return hello
+
+
+async def _kept(session: Session, hello: dict[str, Any], was_paused: bool, where: str) -> str:
+    """What the keeper kept, for the session's notes (waiting for a stop it replays to be shown)."""
+    record = session.record
+    parts: list[str] = []
+    if hello.get("paused") is not None:
+        await session.wait(STOP_SHOWN)
+        now = _where(record)
+        if hello.get("paused_while_detached"):
+            reason = record.stop.reason if record.stop else "a stop"
+            parts.append(f"it {STOPPED_DETACHED} ({reason}{now})")
+        else:
+            parts.append(f"it is still paused{now or where}")
+    elif was_paused:
+        parts.append(f"it was paused{where} and was resumed before the last relay went away")
+    if hello.get("queued"):
+        parts.append(f"{hello['queued']} event(s) kept meanwhile were replayed")
+    dropped = int(hello.get("dropped_output") or 0)
+    if dropped:
+        parts.append(f"{dropped} output event(s) were dropped meanwhile (the keeper keeps a bounded queue)")
+    return "; " + "; ".join(parts) if parts else ""
 
 
 def attach_args(session: Session, target: Target) -> dict[str, Any]:
@@ -223,10 +304,12 @@ def _where(record: SessionRecord) -> str:
 
 
 async def release(session: Session, *, save: bool) -> bool:
-    """Drop the DAP connection without ending the target (it resumes; debugpy clears its
-    breakpoints) and keep the record as it is, for the relay that carries the session on next.
+    """Drop the DAP connection without ending the target and keep the record as it is, for the relay
+    that carries the session on next. A keeper-backed target stays as it is (a paused one paused);
+    without a keeper the relay says ``disconnect`` (debugpy resumes it and clears its breakpoints).
 
-    Returns whether a live connection was dropped (the next client must then wait a moment).
+    Returns whether a live connection to debugpy itself was dropped (the next client must then wait
+    a moment; a keeper takes the next relay at once).
     """
     try:
         await asyncio.wait_for(session.lock.acquire(), 5)
@@ -234,7 +317,8 @@ async def release(session: Session, *, save: bool) -> bool:
     except TimeoutError:
         locked = False  # a command hangs on the target: detach anyway
     try:
-        live = await session.drop_connection(disconnect=True, final=True)
+        kept = session.target is not None and session.target.keeper_secret is not None
+        live = await session.drop_connection(disconnect=not kept, final=True) and not kept
         with contextlib.suppress(RelayError):
             await session.output.flush()
         if session.target is not None:

@@ -15,6 +15,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
 from debugrelay.config import Settings
 from debugrelay.dap import ATTACH_ARGS, INITIALIZE_ARGS, DapClient
 from debugrelay.errors import (
@@ -243,6 +245,7 @@ class Session:
             target = await launcher.start(spec, session_id=self.id)
             self.target = target
             self.record.target = target.describe()
+            self.record.keeper_secret = target.keeper_secret
             entry = bps.entry_breakpoint(self.record, spec, script) if spec.stop_on_entry else None
             filters = self.record.exception_filters or ExceptionFilters(
                 filters=exception_filters_for(spec.stop_on_exception)
@@ -307,6 +310,7 @@ class Session:
             try:
                 self.target = target
                 self.record.target = target.describe()
+                self.record.keeper_secret = None
                 await self.connect(target, ATTACH_RETRY_SECONDS)
                 await self.configure({**ATTACH_ARGS, "justMyCode": False, "pathMappings": target.path_mappings()})
             except RelayError as exc:
@@ -348,8 +352,10 @@ class Session:
                     timeout=2.0,
                     request_timeout=self.settings.request_timeout,
                     name=f"dap-{self.id}",
+                    secret=target.keeper_secret,
                 )
-                await client.request("initialize", INITIALIZE_ARGS)
+                if not (client.keeper or {}).get("initialized"):
+                    await client.request("initialize", INITIALIZE_ARGS)
                 break
             except (OSError, TimeoutError, TargetGone) as exc:
                 if client is not None:
@@ -366,6 +372,37 @@ class Session:
         client.add_listener(self._on_event)
         self.client = client
         target.on_attached()
+
+    async def rejoin(self, target: Target, timeout: float) -> dict[str, Any]:
+        """Connect to a keeper-backed target's keeper again and return its state.
+
+        The events the keeper kept while no relay was connected follow its state, in order: the
+        listener is in place before they are read.
+        """
+        client = await DapClient.connect(
+            target.host,
+            target.port,
+            timeout=timeout,
+            request_timeout=self.settings.request_timeout,
+            name=f"dap-{self.id}",
+            secret=target.keeper_secret,
+        )
+        client.add_listener(self._on_event)
+        self.client = client
+        target.on_attached()
+        return client.keeper or {}
+
+    def replay_stop(self, body: dict[str, Any], known: Stop | None) -> None:
+        """Show a stop the target is still in (it happened while the last relay was attached);
+        ``known`` is that stop as recorded then, kept as it was when it is the same place."""
+        self.spawn(self._on_stopped(body, self._run_epoch, known))
+
+    async def finish_configure(self) -> None:
+        """What follows ``attach`` when the last relay went away before ``configurationDone``."""
+        client = self.require_client()
+        await bps.sync_all(self)
+        await self.apply_exception_filters()
+        await client.request("configurationDone")
 
     async def configure(self, attach_args: dict[str, Any]) -> None:
         """attach, breakpoints, exception filters, configurationDone: the target runs after this."""
@@ -431,7 +468,7 @@ class Session:
             self.record.stop = None
             self.notify()
 
-    async def _on_stopped(self, body: dict[str, Any], epoch: int) -> None:
+    async def _on_stopped(self, body: dict[str, Any], epoch: int, known: Stop | None = None) -> None:
         client = self.client
         if client is None:
             return
@@ -451,6 +488,23 @@ class Session:
         self._frames = {tid: frames}
         self._totals = {tid: int(trace.get("totalFrames") or len(frames))}
         location = self._location(frames[0]) if frames else None
+        if known is not None and known.thread_id == tid and known.location == location:
+            # the same stop, shown again by a relay that took the session over: not a new one
+            self.record.stop = msgspec.structs.replace(
+                known,
+                threads=[StoppedThread(thread_id=t, name=n) for t, n in self._threads.items()]
+                if len(listed) > 1
+                else [],
+            )
+            if self.on_stop is not None:
+                self._snapshot = asyncio.ensure_future(self.on_stop(self, self.record.stop, frames))
+                self._tasks.add(self._snapshot)
+                self._snapshot.add_done_callback(self._tasks.discard)
+            self.record.status = "paused"
+            self.notify()
+            with contextlib.suppress(RelayError):
+                await self.save()
+            return
         hit, entry = bps.on_hit(self.record, body.get("hitBreakpointIds") or [])
         exception = None
         if reason == "exception":

@@ -110,6 +110,7 @@ def session_view(session: Session, expires_in: float | None = None) -> dict[str,
         out["attach"] = _compact(msgspec.to_builtins(rec.attach))
     if rec.target is not None:
         out["target"] = {k: v for k, v in rec.target.items() if v is not None}
+        out["survives_relay_restart"] = bool(rec.target.get("keeper"))
     if rec.notes:
         out["notes"] = rec.notes
     return {k: v for k, v in out.items() if v is not None or k == "exit_code"}

@@ -1,0 +1,37 @@
+"""The relay's half of the keeper handshake (the keeper's half is ``_boot/_debugrelay_keeper.py``).
+
+The keeper greets with ``DEBUGRELAY-KEEPER/1 <nonce>``; the relay answers the hex HMAC-SHA256 of
+``debugrelay-keeper:<nonce>`` under the target's secret (the secret itself never crosses the wire);
+the keeper then sends its state as a ``debugrelay.keeper`` event, before any other message.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+
+SECRET_ENV = "DEBUGRELAY_KEEPER_SECRET"
+GREETING = b"DEBUGRELAY-KEEPER/1 "
+HELLO_EVENT = "debugrelay.keeper"
+KEEPER_FILE = "_debugrelay_keeper.py"
+
+
+def new_secret() -> str:
+    """A per-target secret (kept with the session record, never shown)."""
+    return secrets.token_hex(32)
+
+
+def prove(secret: str, nonce: bytes) -> bytes:
+    """The line that proves ``secret`` for the keeper's ``nonce``."""
+    return hmac.new(secret.encode(), b"debugrelay-keeper:" + nonce, hashlib.sha256).hexdigest().encode()
+
+
+def keeper_command(
+    python: list[str], *, listen: str, connect: str, status_file: str | None, keeper: str, debuggee: list[str]
+) -> list[str]:
+    """``python keeper --listen .. --connect .. [--status-file ..] -- debuggee``."""
+    argv = [*python, keeper, "--listen", listen, "--connect", connect]
+    if status_file:
+        argv += ["--status-file", status_file]
+    return [*argv, "--", *debuggee]

@@ -1,0 +1,223 @@
+"""The keeper's core in process: its select loop stepped by the test, debugpy played by one end of a
+socket pair, relays by real TCP clients. Queueing, seq mapping, proof and replacement."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import socket
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from debugrelay.dap import _keeper as relay_side
+
+SECRET = "a-secret-for-tests"
+_PATH = Path(__file__).resolve().parents[2] / "src" / "debugrelay" / "_boot" / "_debugrelay_keeper.py"
+
+
+def _load() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("_debugrelay_keeper", _PATH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+keeper_module = _load()
+
+
+def frame(message: dict[str, Any]) -> bytes:
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+class Peer:
+    """A blocking socket speaking framed DAP, read while the keeper is stepped."""
+
+    def __init__(self, sock: socket.socket, keeper: Any) -> None:
+        self.sock, self.keeper = sock, keeper
+        self.sock.setblocking(False)
+        self.framer = keeper_module.Framer()
+        self.got: list[dict[str, Any]] = []
+        self.closed = False
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.sock.sendall(frame(message))
+
+    def pump(self) -> None:
+        self.keeper.step(0.01)
+        try:
+            data = self.sock.recv(65536)
+        except BlockingIOError:
+            return
+        if not data:
+            self.closed = True
+            return
+        self.got += [json.loads(b) for b in self.framer.feed(data)]
+
+    def until(self, check: Callable[[], Any], what: str) -> Any:
+        for _ in range(500):  # bounded: each round is one keeper step
+            self.pump()
+            result = check()
+            if result:
+                return result
+        raise AssertionError(f"{what} not reached")
+
+
+@pytest.fixture
+def keeper() -> Iterator[Any]:
+    listener = socket.create_server(("127.0.0.1", 0))
+    k = keeper_module.Keeper(listener, ("127.0.0.1", 1), SECRET.encode())
+    ours, theirs = socket.socketpair()
+    ours.setblocking(False)
+    k.up = keeper_module.Conn(ours, "upstream")
+    k.watch(k.up)
+    k.debugpy = Peer(theirs, k)
+    yield k
+    listener.close()
+    theirs.close()
+
+
+def relay(keeper: Any, secret: str = SECRET) -> Peer:
+    sock = socket.create_connection(keeper.listener.getsockname(), timeout=5)
+    keeper.step(0.01)  # accept and greet
+    greeting = sock.recv(200)
+    assert greeting.startswith(relay_side.GREETING)
+    sock.sendall(relay_side.prove(secret, greeting[len(relay_side.GREETING) :].strip()) + b"\n")
+    return Peer(sock, keeper)
+
+
+def hello_of(peer: Peer) -> dict[str, Any]:
+    message = peer.until(lambda: peer.got and peer.got[0], "the keeper's state")
+    assert message["event"] == "debugrelay.keeper"
+    state: dict[str, Any] = message["body"]
+    return state
+
+
+def event(name: str, seq: int, **body: Any) -> dict[str, Any]:
+    return {"seq": seq, "type": "event", "event": name, "body": body}
+
+
+def test_both_halves_of_the_proof_agree() -> None:
+    nonce = b"00ff"
+    assert keeper_module.prove(SECRET.encode(), nonce) == relay_side.prove(SECRET, nonce)
+    assert keeper_module.GREETING == relay_side.GREETING
+    assert keeper_module.SECRET_ENV == relay_side.SECRET_ENV
+
+
+def test_events_while_detached_are_queued_in_order_and_replayed_once(keeper: Any) -> None:
+    debugpy = keeper.debugpy
+    debugpy.send(event("output", 1, category="stdout", output="one\n"))
+    debugpy.send(event("output", 2, category="stdout", output="two\n"))
+    debugpy.send(event("stopped", 3, reason="breakpoint", threadId=1))
+    debugpy.until(lambda: len(keeper.queue) == 3, "three events queued")
+
+    first = relay(keeper)
+    state = hello_of(first)
+    assert state["paused"] == {"reason": "breakpoint", "threadId": 1}
+    assert state["paused_while_detached"] is True and state["queued"] == 3
+    first.until(lambda: len(first.got) == 4, "the queue replayed")
+    assert [m["event"] for m in first.got[1:]] == ["output", "output", "stopped"]
+    assert [m["body"].get("output") for m in first.got[1:3]] == ["one\n", "two\n"]
+
+    second = relay(keeper)  # replaces the first; the queue was delivered already
+    state = hello_of(second)
+    assert state["queued"] == 0 and state["paused_while_detached"] is False
+    assert state["paused"] is not None  # still paused
+    first.until(lambda: first.closed, "the replaced relay closed")
+
+
+def test_output_is_dropped_oldest_first_and_counted(keeper: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(keeper_module, "MAX_QUEUED", 3)
+    debugpy = keeper.debugpy
+    debugpy.send(event("stopped", 1, reason="pause", threadId=1))
+    for n in range(5):
+        debugpy.send(event("output", 2 + n, category="stdout", output=f"{n}\n"))
+    debugpy.until(lambda: keeper.dropped_output == 3, "output dropped")
+    peer = relay(keeper)
+    state = hello_of(peer)
+    assert state["dropped_output"] == 3
+    peer.until(lambda: len(peer.got) == 4, "the queue replayed")
+    assert [m["event"] for m in peer.got[1:]] == ["stopped", "output", "output"]
+    assert [m["body"].get("output") for m in peer.got[2:]] == ["3\n", "4\n"]
+
+
+def test_seqs_are_mapped_and_answers_to_a_gone_relay_dropped(keeper: Any) -> None:
+    debugpy = keeper.debugpy
+    first = relay(keeper)
+    hello_of(first)
+    first.send({"seq": 7, "type": "request", "command": "threads"})
+    asked = debugpy.until(lambda: debugpy.got and debugpy.got[-1], "the request upstream")
+    assert asked["command"] == "threads"
+
+    second = relay(keeper)
+    hello_of(second)
+    second.send({"seq": 7, "type": "request", "command": "threads"})  # the same seq, a new relay
+    debugpy.until(lambda: len(debugpy.got) == 2, "the second request upstream")
+    mine = debugpy.got[1]
+    assert mine["seq"] != asked["seq"]
+
+    for request in (asked, mine):  # debugpy answers both
+        debugpy.send(
+            {
+                "seq": 100,
+                "type": "response",
+                "request_seq": request["seq"],
+                "command": "threads",
+                "success": True,
+                "body": {"threads": [{"id": request["seq"], "name": "t"}]},
+            }
+        )
+    answer = second.until(lambda: [m for m in second.got if m["type"] == "response"], "the answer")
+    assert len(answer) == 1
+    assert answer[0]["request_seq"] == 7
+    assert answer[0]["body"]["threads"][0]["id"] == mine["seq"]  # its own answer, not the gone relay's
+
+
+def test_a_wrong_proof_is_refused_and_changes_nothing(keeper: Any) -> None:
+    debugpy = keeper.debugpy
+    good = relay(keeper)
+    hello_of(good)
+    stranger = relay(keeper, secret="guess")
+    stranger.until(lambda: stranger.closed, "the stranger refused")
+    assert keeper.relay is not None and keeper.relay.sock is not None
+    good.send({"seq": 1, "type": "request", "command": "threads"})
+    asked = debugpy.until(lambda: debugpy.got and debugpy.got[-1], "the request upstream")
+    debugpy.send({"seq": 5, "type": "response", "request_seq": asked["seq"], "command": "threads", "success": True})
+    good.until(lambda: any(m["type"] == "response" for m in good.got), "the answer to the relay")
+
+
+def test_pause_state_follows_stops_and_resumes(keeper: Any) -> None:
+    debugpy = keeper.debugpy
+    peer = relay(keeper)
+    hello_of(peer)
+    debugpy.send(event("stopped", 1, reason="step", threadId=1))
+    debugpy.until(lambda: keeper.paused, "paused")
+    assert keeper.paused_while_detached is False  # a relay saw it
+    peer.send({"seq": 2, "type": "request", "command": "continue", "arguments": {"threadId": 1}})
+    asked = debugpy.until(lambda: debugpy.got and debugpy.got[-1], "continue upstream")
+    debugpy.send({"seq": 6, "type": "response", "request_seq": asked["seq"], "command": "continue", "success": True})
+    debugpy.until(lambda: keeper.paused is None, "running again")
+    debugpy.send({"seq": 7, "type": "request", "command": "runInTerminal", "arguments": {}})
+    refused = debugpy.until(lambda: [m for m in debugpy.got if m["type"] == "response"], "a reverse request refused")
+    assert refused[0]["success"] is False and refused[0]["request_seq"] == 7
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"seq": 3, "type": "response", "request_seq": 12, "success": True, "command": "evaluate", "body": {"x": 1}},
+        {"body": {"request_seq": 99}, "type": "response", "request_seq": 12, "seq": 3, "command": "evaluate"},
+        {"seq": 3, "message": 'a "request_seq": 5 {', "type": "response", "request_seq": 12, "command": "x"},
+    ],
+)
+def test_seqs_are_rewritten_at_the_top_level_only(message: dict[str, Any]) -> None:
+    peek = keeper_module.Peek(json.dumps(message).encode())
+    assert peek.get("request_seq") == 12 and peek.get("type") == "response"
+    framed = peek.replaced("request_seq", 7)
+    body = json.loads(framed.split(b"\r\n\r\n", 1)[1])
+    assert body == {**message, "request_seq": 7}
