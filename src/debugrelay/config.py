@@ -34,9 +34,13 @@ class Settings(msgspec.Struct, kw_only=True):
     stop_history: int = 20
     state_dir: str = ""
     docker_image: str = "debugrelay/target:latest"
-    docker_network: str = ""
-    workspace: str = ""
-    workspace_host: str = ""
+    workspace: str = ""  # the folder launches may use; default: the relay's working directory
+    workspace_host: str = ""  # the same folder as the Docker engine sees it (a relay in a container)
+    allowed_roots: str = ""  # more folders launches may use, comma or colon separated
+    writable_roots: str = ""  # folders a launch may mount writable (default: none)
+    allowed_images: str = ""  # image patterns (fnmatch, comma separated) besides the project's own target images
+    allow_root_targets: bool = False  # a launch may ask to run its container as root
+    launchers: str = ""  # launchers offered, e.g. "local,docker"; default: docker only inside a container
     docker_memory: str = "512m"
     docker_cpus: float = 1.0
     docker_pids: int = 256
@@ -51,6 +55,24 @@ class Settings(msgspec.Struct, kw_only=True):
             data["redis_url"] = _hide_password(self.redis_url)
         data["store"] = "redis" if self.redis_url else "memory"
         return data
+
+
+def split_list(value: str, *, colons: bool = True) -> list[str]:
+    """A setting listing several values: comma (or, for paths, colon) separated, blanks dropped."""
+    if colons:
+        value = value.replace(":", ",")
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def offered_launchers(settings: Settings) -> list[str]:
+    return split_list(settings.launchers)
+
+
+def in_container() -> bool:
+    """Whether this process runs in a container (Docker, Podman, a Kubernetes pod)."""
+    return (
+        Path("/.dockerenv").exists() or Path("/run/.containerenv").exists() or "KUBERNETES_SERVICE_HOST" in os.environ
+    )
 
 
 def _hide_password(url: str) -> str:
@@ -92,6 +114,13 @@ def load_settings(**overrides: object) -> Settings:
         settings.instance_id = f"{socket.gethostname()}-{os.getpid()}"
     if not settings.advertise_url:
         settings.advertise_url = f"http://{_advertised_host(settings.host)}:{settings.port}"
+    if not settings.workspace:
+        settings.workspace = os.getcwd()
+    if not settings.launchers:
+        settings.launchers = "docker" if in_container() else "local,docker"
+    offered = offered_launchers(settings)
+    if settings.default_launcher not in offered and offered:
+        settings.default_launcher = offered[0]
     if not settings.state_dir:
         settings.state_dir = str(Path.home() / ".debugrelay")
     return settings

@@ -14,7 +14,7 @@ from litestar.openapi.config import OpenAPIConfig
 from litestar.openapi.plugins import SwaggerRenderPlugin
 
 from debugrelay import __version__
-from debugrelay.config import Settings, load_settings
+from debugrelay.config import Settings, in_container, load_settings, offered_launchers
 from debugrelay.launchers import Launcher, LocalLauncher
 from debugrelay.sessions import SessionManager
 from debugrelay.store import open_store
@@ -34,18 +34,28 @@ log = logging.getLogger("debugrelay")
 
 
 def build_launchers(settings: Settings) -> dict[str, Launcher]:
-    """Local processes always; containers when the docker SDK is there (the engine is reached lazily)."""
+    """The launchers ``DEBUGRELAY_LAUNCHERS`` offers (the Docker engine is reached lazily)."""
     from debugrelay.launchers.docker import DockerLauncher
 
-    return {
-        "local": LocalLauncher(
+    offered = offered_launchers(settings)
+    launchers: dict[str, Launcher] = {}
+    if "local" in offered:
+        launchers["local"] = LocalLauncher(
             settings.state_dir,
             pool_size=settings.pool_size,
             launch_timeout=settings.launch_timeout,
             request_timeout=settings.request_timeout,
-        ),
-        "docker": DockerLauncher(settings, pool_size=settings.docker_pool_size),
-    }
+        )
+    if "docker" in offered:
+        launchers["docker"] = DockerLauncher(settings, pool_size=settings.docker_pool_size)
+    unknown = sorted(set(offered) - {"local", "docker"})
+    if unknown:
+        log.warning("DEBUGRELAY_LAUNCHERS names launchers this relay does not have: %s", ", ".join(unknown))
+    if "local" in launchers and in_container():
+        log.warning("the local launcher is on inside a container: targets run in the relay's own container")
+    if settings.allow_root_targets:
+        log.warning("DEBUGRELAY_ALLOW_ROOT_TARGETS is on: a launch may run its container as root")
+    return launchers
 
 
 def build_manager(settings: Settings) -> SessionManager:

@@ -165,7 +165,7 @@ class InspectionController(Controller):
         self, manager: SessionManager, session_id: str, path: str, start: int = 1, end: int | None = None
     ) -> dict[str, Any]:
         manager.get(session_id)
-        text = read_source(path)
+        text = read_source(manager.source_path(path))
         if text is None:
             raise FileNotFound(
                 f"cannot read '{path}'",

@@ -332,7 +332,7 @@ class LocalBackend(Backend):
         return out
 
     async def source_line(self, session_id: str, path: str, line: int) -> str | None:
-        text = read_source(path)
+        text = read_source(self.manager.source_path(path))
         if text is None:
             return None
         lines = text.splitlines()
