@@ -68,11 +68,11 @@ def test_container_is_isolated_limited_and_labelled(docker_client: Any, api: htt
     assert binds == [(str(Path(BASIC).parent), False)]
     networks = container.attrs["NetworkSettings"]["Networks"]
     assert list(networks) == [container.labels["debugrelay.network"]]
-    assert docker_client.networks.get(list(networks)[0]).attrs["Internal"] is True
+    assert docker_client.networks.get(next(iter(networks))).attrs["Internal"] is True
     assert not any(container.attrs["NetworkSettings"]["Ports"].values())  # nothing published on the host
+    os_ = "__import__('os')"
     probe = (
-        "(__import__('os').getuid(), __import__('os').environ['HOME'], "
-        "__import__('os').access('/usr', __import__('os').W_OK), __import__('os').access('/tmp', __import__('os').W_OK))"
+        f"({os_}.getuid(), {os_}.environ['HOME'], {os_}.access('/usr', {os_}.W_OK), {os_}.access('/tmp', {os_}.W_OK))"
     )
     whoami = ok(api.post(f"/sessions/{sid}/evaluate", json={"expression": probe}))
     assert whoami["result"] == "(10001, '/home/debuggee', False, True)"
