@@ -40,7 +40,7 @@ class Settings(msgspec.Struct, kw_only=True):
     writable_roots: str = ""  # folders a launch may mount writable (default: none)
     allowed_images: str = ""  # image patterns (fnmatch, comma separated) besides the project's own target images
     allow_root_targets: bool = False  # a launch may ask to run its container as root
-    launchers: str = ""  # launchers offered, e.g. "local,docker"; default: docker only inside a container
+    launchers: str = "local,docker"  # launchers offered; the relay's image and compose offer docker only
     docker_memory: str = "512m"
     docker_cpus: float = 1.0
     docker_pids: int = 256
@@ -69,7 +69,7 @@ def offered_launchers(settings: Settings) -> list[str]:
 
 
 def in_container() -> bool:
-    """Whether this process runs in a container (Docker, Podman, a Kubernetes pod)."""
+    """Whether this process runs in a container (Docker, Podman, a Kubernetes pod), by its marks."""
     return (
         Path("/.dockerenv").exists() or Path("/run/.containerenv").exists() or "KUBERNETES_SERVICE_HOST" in os.environ
     )
@@ -116,8 +116,6 @@ def load_settings(**overrides: object) -> Settings:
         settings.advertise_url = f"http://{_advertised_host(settings.host)}:{settings.port}"
     if not settings.workspace:
         settings.workspace = os.getcwd()
-    if not settings.launchers:
-        settings.launchers = "docker" if in_container() else "local,docker"
     offered = offered_launchers(settings)
     if settings.default_launcher not in offered and offered:
         settings.default_launcher = offered[0]

@@ -173,7 +173,7 @@ def test_sources_are_served_from_the_roots_and_pythons_library_only(workspace: P
     refused(lambda: policy.source(str(workspace.parent / "outside" / "secret.txt")), "DEBUGRELAY_WORKSPACE")
 
 
-def test_defaults_workspace_is_the_working_directory_and_launchers_follow_where_the_relay_runs(
+def test_defaults_workspace_is_the_working_directory_and_launchers_are_a_setting(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.chdir(tmp_path)
@@ -181,6 +181,7 @@ def test_defaults_workspace_is_the_working_directory_and_launchers_follow_where_
         monkeypatch.delenv(f"DEBUGRELAY_{name}", raising=False)
     settings = load_settings()
     assert settings.workspace == str(tmp_path)
+    assert settings.launchers == "local,docker" and settings.default_launcher == "local"
     monkeypatch.setenv("DEBUGRELAY_LAUNCHERS", "docker")
     docker_only = load_settings()
     assert docker_only.launchers == "docker" and docker_only.default_launcher == "docker"

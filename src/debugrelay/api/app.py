@@ -14,7 +14,7 @@ from litestar.openapi.config import OpenAPIConfig
 from litestar.openapi.plugins import SwaggerRenderPlugin
 
 from debugrelay import __version__
-from debugrelay.config import Settings, in_container, load_settings, offered_launchers
+from debugrelay.config import Settings, load_settings, offered_launchers
 from debugrelay.launchers import Launcher, LocalLauncher
 from debugrelay.sessions import SessionManager
 from debugrelay.store import open_store
@@ -51,8 +51,6 @@ def build_launchers(settings: Settings) -> dict[str, Launcher]:
     unknown = sorted(set(offered) - {"local", "docker"})
     if unknown:
         log.warning("DEBUGRELAY_LAUNCHERS names launchers this relay does not have: %s", ", ".join(unknown))
-    if "local" in launchers and in_container():
-        log.warning("the local launcher is on inside a container: targets run in the relay's own container")
     if settings.allow_root_targets:
         log.warning("DEBUGRELAY_ALLOW_ROOT_TARGETS is on: a launch may run its container as root")
     return launchers
