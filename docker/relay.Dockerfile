@@ -21,9 +21,11 @@ FROM ${BASE}
 RUN groupadd --gid 10000 relay \
  && useradd --uid 10000 --gid 10000 --create-home --shell /bin/bash relay
 COPY --from=deps /opt/venv /opt/venv
+# a local target would run inside the relay's container, beside the Docker socket: containers only
 ENV VIRTUAL_ENV=/opt/venv \
     PATH=/opt/venv/bin:$PATH \
-    PYTHONUNBUFFERED=1
+    PYTHONUNBUFFERED=1 \
+    DEBUGRELAY_LAUNCHERS=docker
 WORKDIR /home/relay
 EXPOSE 8765
 CMD ["debugrelay", "serve", "--host", "0.0.0.0", "--port", "8765"]

@@ -35,9 +35,13 @@ class Settings(msgspec.Struct, kw_only=True):
     stop_history: int = 20
     state_dir: str = ""
     docker_image: str = "debugrelay/target:latest"
-    docker_network: str = ""
-    workspace: str = ""
-    workspace_host: str = ""
+    workspace: str = ""  # the folder launches may use; default: the relay's working directory
+    workspace_host: str = ""  # the same folder as the Docker engine sees it (a relay in a container)
+    allowed_roots: str = ""  # more folders launches may use, comma or colon separated
+    writable_roots: str = ""  # folders a launch may mount writable (default: none)
+    allowed_images: str = ""  # image patterns (fnmatch, comma separated) besides the project's own target images
+    allow_root_targets: bool = False  # a launch may ask to run its container as root
+    launchers: str = "local,docker"  # launchers offered; the relay's image and compose offer docker only
     docker_memory: str = "512m"
     docker_cpus: float = 1.0
     docker_pids: int = 256
@@ -77,6 +81,24 @@ def hide_password(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, urlencode(query, safe="*"), parts.fragment))
 
 
+def split_list(value: str, *, colons: bool = True) -> list[str]:
+    """A setting listing several values: comma (or, for paths, colon) separated, blanks dropped."""
+    if colons:
+        value = value.replace(":", ",")
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def offered_launchers(settings: Settings) -> list[str]:
+    return split_list(settings.launchers)
+
+
+def in_container() -> bool:
+    """Whether this process runs in a container (Docker, Podman, a Kubernetes pod), by its marks."""
+    return (
+        Path("/.dockerenv").exists() or Path("/run/.containerenv").exists() or "KUBERNETES_SERVICE_HOST" in os.environ
+    )
+
+
 def _advertised_host(host: str) -> str:
     """A host other replicas can reach: the bind address, or this machine's address for a wildcard."""
     if host not in ("0.0.0.0", "::", ""):
@@ -107,6 +129,11 @@ def load_settings(**overrides: object) -> Settings:
         settings.instance_id = f"{socket.gethostname()}-{os.getpid()}"
     if not settings.advertise_url:
         settings.advertise_url = f"http://{_advertised_host(settings.host)}:{settings.port}"
+    if not settings.workspace:
+        settings.workspace = os.getcwd()
+    offered = offered_launchers(settings)
+    if settings.default_launcher not in offered and offered:
+        settings.default_launcher = offered[0]
     if not settings.state_dir:
         settings.state_dir = str(Path.home() / ".debugrelay")
     return settings

@@ -151,6 +151,17 @@ class StoreUnavailable(RelayError):
     default_hint = "The state store (Redis) is unreachable; the relay reconnects by itself, retry shortly."
 
 
+class Refused(RelayError):
+    """The operator's policy does not allow this (a path outside the roots, an image off the list, ...).
+
+    ``details.setting`` names the setting that would allow it.
+    """
+
+    code = "refused"
+    status = 403
+    default_hint = "The relay's operator decides this: see details.setting (README, Security)."
+
+
 class Unsupported(RelayError):
     code = "unsupported"
     status = 400

@@ -63,7 +63,8 @@ def test_the_next_launch_in_a_folder_gets_a_warm_container(docker_client: Any, p
         assert detail["target"]["pooled"] is True
         container = docker_client.containers.get(detail["target"]["container_id"])
         assert container.attrs["Config"]["User"] == "10001:10001"
-        assert [(m["Destination"], m["RW"]) for m in container.attrs["Mounts"]] == [(folder, False)]
+        binds = [(m["Destination"], m["RW"]) for m in container.attrs["Mounts"] if m["Type"] == "bind"]
+        assert binds == [(folder, False)] and container.attrs["HostConfig"]["ReadonlyRootfs"] is True
         whoami = ok(api.post(f"/sessions/{sid}/evaluate", json={"expression": "__import__('os').getuid()"}))
         assert whoami["result"] == "10001"
 

@@ -81,6 +81,10 @@ class Launcher(abc.ABC):
     async def start(self, spec: LaunchRequest, *, session_id: str) -> Target:
         """Start ``spec`` with debugpy listening and waiting for a client; return at once."""
 
+    def admit(self, spec: LaunchRequest) -> None:  # noqa: B027 - optional hook
+        """Refuse ``spec`` (raise a :class:`~debugrelay.errors.RelayError`) if this relay's policy does
+        not allow it; called before anything about the session changes or starts."""
+
     async def remove_orphans(self, keep: set[str]) -> list[str]:
         """End targets this launcher started for sessions not in ``keep``; return what was removed."""
         return []

@@ -10,6 +10,12 @@ container, so breakpoints, frames and sources speak the user's paths with no tra
 that itself runs in a container maps its workspace to the host path Docker needs for the mount.
 debugrelay's start-up hook (TCP_NODELAY, the read-only probe) and, for images without it, debugpy
 are copied into the container before it starts: any image with a Python works, unchanged.
+
+What a launch may ask for is the operator's policy (:mod:`.policy`): folders inside the roots,
+allowed images, limits no higher than configured. Every target runs as a non-root uid on a
+read-only root filesystem (tmpfs for ``/tmp`` and ``$HOME``), alone on an internal network of its
+own: no egress, no other target, only the relay (joined to it when it runs in a container itself;
+from the host it reaches the container's address on the bridge).
 """
 
 from __future__ import annotations
@@ -20,9 +26,11 @@ import hashlib
 import io
 import logging
 import os
+import re
 import socket
 import tarfile
 import threading
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,13 +38,14 @@ from typing import TYPE_CHECKING, Any
 import debugpy
 import psutil
 
-from debugrelay.config import Settings
+from debugrelay.config import Settings, in_container
 from debugrelay.dap import KEEPER_FILE, SECRET_ENV, keeper_command, new_secret
 from debugrelay.errors import InvalidRequest, LaunchFailed, RelayError
 from debugrelay.models import LaunchRequest
 
 from .base import Launcher, Target
 from .boot import debugpy_args
+from .policy import LaunchPolicy, real
 
 if TYPE_CHECKING:
     from .pool import ContainerPool
@@ -47,6 +56,10 @@ DEBUG_PORT = 5678
 INNER_PORT = 5679  # debugpy, on the container's loopback, behind the keeper
 BOOT = "/opt/debugrelay"
 LABEL = "debugrelay.managed"
+HOME = "/home/debuggee"  # the target image's user's home; a tmpfs in every target
+TMPFS_TMP = "size=64m,mode=1777"
+TMPFS_HOME = "size=16m,mode=0700"
+NETWORK_GRACE = 60.0  # seconds an unused target network may exist (between its creation and its container's)
 _HOOKS = Path(__file__).resolve().parent.parent / "_boot"
 
 
@@ -63,23 +76,28 @@ def target_env(env: dict[str, str], pythonpath: list[str]) -> dict[str, str]:
         "PYTHONPATH": os.pathsep.join([BOOT, *pythonpath, *([env["PYTHONPATH"]] if "PYTHONPATH" in env else [])]),
         "PYTHONUNBUFFERED": "1",
         "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+        **({} if "HOME" in env else {"HOME": HOME}),
     }
 
 
 @lru_cache(maxsize=2)
 def _boot_archive(with_debugpy: bool) -> bytes:
     """A tar of the start-up hook and probe (and debugpy itself) to copy into a container."""
+
+    def owned_by_root(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        if "__pycache__" in info.name:
+            return None
+        info.uid = info.gid = 0
+        info.uname = info.gname = "root"
+        info.mode &= 0o755  # readable by the target, writable by nobody but root
+        return info
+
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
         for hook in sorted(_HOOKS.glob("*.py")):
-            tar.add(hook, arcname=f"{BOOT.lstrip('/')}/{hook.name}")
+            tar.add(hook, arcname=hook.name, filter=owned_by_root)
         if with_debugpy:
-            package = Path(debugpy.__file__).resolve().parent
-            tar.add(
-                package,
-                arcname=f"{BOOT.lstrip('/')}/debugpy",
-                filter=lambda info: None if "__pycache__" in info.name else info,
-            )
+            tar.add(Path(debugpy.__file__).resolve().parent, arcname="debugpy", filter=owned_by_root)
     return buf.getvalue()
 
 
@@ -97,6 +115,7 @@ class DockerTarget(Target):
         self.host = host
         self.port = port
         self.mounts = mounts
+        self.release: Callable[[], None] | None = None  # removes the target's own network, once
         self._exit: int | None = None
         self._stdin: Any = None
         self._lock = threading.Lock()
@@ -135,7 +154,10 @@ class DockerTarget(Target):
                 if self._exit is None and self.container.status == "exited":
                     self._exit = int(self.container.attrs["State"]["ExitCode"])
             with contextlib.suppress(Exception):
-                self.container.remove(force=True)
+                self.container.remove(force=True, v=True)
+            release, self.release = self.release, None
+            if release is not None:
+                release()
 
         await asyncio.to_thread(remove)
         return self._exit
@@ -161,7 +183,9 @@ class DockerLauncher(Launcher):
 
     def __init__(self, settings: Settings, client: Any = None, *, pool_size: int = 0) -> None:
         self.settings = settings
+        self.policy = LaunchPolicy.from_settings(settings)
         self._client = client
+        self._self_id: str | bool | None = False  # False: not looked up yet; None: not in a container
         self.pool: ContainerPool | None = None
         if pool_size > 0:
             from .pool import ContainerPool
@@ -201,9 +225,14 @@ class DockerLauncher(Launcher):
     def _host_path(self, path: str) -> str:
         """The path Docker must mount for ``path`` as this relay sees it (workspace mapping)."""
         workspace, host = self.settings.workspace, self.settings.workspace_host
-        if workspace and host and (path == workspace or path.startswith(workspace.rstrip("/") + "/")):
-            return host.rstrip("/") + path[len(workspace.rstrip("/")) :]
+        if workspace and host:
+            workspace = real(workspace)
+            if path == workspace or path.startswith(workspace.rstrip("/") + "/"):
+                return host.rstrip("/") + path[len(workspace.rstrip("/")) :]
         return path
+
+    def admit(self, spec: LaunchRequest) -> None:
+        self._plan(spec, "")
 
     async def start(self, spec: LaunchRequest, *, session_id: str) -> Target:
         kwargs, mounts, with_debugpy = self._plan(spec, session_id)
@@ -228,45 +257,70 @@ class DockerLauncher(Launcher):
         return target
 
     def _plan(self, spec: LaunchRequest, session_id: str) -> tuple[dict[str, Any], list[tuple[str, str]], bool]:
-        """The container's create arguments, its mounts, and whether debugpy must be copied in."""
-        image = spec.image or self.settings.docker_image
+        """The container's create arguments, its mounts, and whether debugpy must be copied in.
+
+        Every check of the operator's policy happens here, before anything is started.
+        """
+        policy = self.policy
+        image = policy.image(spec.image or self.settings.docker_image)
         own_image = spec.image is not None and spec.image != self.settings.docker_image
+        user = policy.user(spec.root)
+        limits = policy.limits(spec.limits)
+        if spec.script:
+            script = spec.script if os.path.isabs(spec.script) else os.path.join(spec.cwd or os.getcwd(), spec.script)
+            policy.inside(script, what="script")
         cwd = spec.cwd or (str(Path(spec.script).parent) if spec.script else None)
         mounts: list[tuple[str, str]] = []
         volumes: dict[str, dict[str, str]] = {}
         mode = "rw" if spec.writable else "ro"
         if cwd:
-            if not Path(cwd).is_dir():
+            cwd = os.path.normpath(cwd)
+            source = policy.mount_source(cwd, what="cwd", writable=spec.writable)
+            if not Path(source).is_dir():
                 raise InvalidRequest(f"working directory '{cwd}' does not exist", details={"cwd": cwd})
-            volumes[self._host_path(cwd)] = {"bind": cwd, "mode": mode}
+            volumes[self._host_path(source)] = {"bind": cwd, "mode": mode}
             mounts.append((cwd, cwd))
         for local, remote in spec.mounts.items():
             if not os.path.isabs(local) or not os.path.isabs(remote):
                 raise InvalidRequest(
                     "mounts map absolute host paths to absolute container paths", details={"mounts": spec.mounts}
                 )
-            volumes[self._host_path(local)] = {"bind": remote, "mode": mode}
-            mounts.append((local, remote))
+            source = policy.mount_source(local, what="mounts", writable=spec.writable)
+            volumes[self._host_path(source)] = {"bind": os.path.normpath(remote), "mode": mode}
+            mounts.append((os.path.normpath(local), os.path.normpath(remote)))
+        for entry in spec.pythonpath:
+            folder = os.path.normpath(entry)
+            source = policy.mount_source(folder, what="pythonpath", writable=False)
+            if not any(folder == remote or folder.startswith(remote.rstrip("/") + "/") for _, remote in mounts):
+                volumes.setdefault(self._host_path(source), {"bind": folder, "mode": "ro"})
+                mounts.append((folder, folder))
+        if spec.root:
+            log.warning("session %s: target runs as root (DEBUGRELAY_ALLOW_ROOT_TARGETS)", session_id or "-")
+        uid, _, gid = user.partition(":")
         python = spec.python or ("python3" if own_image else "python")
         env = target_env(spec.env, spec.pythonpath)
         command = [python, "-Xfrozen_modules=off", *debugpy_args(spec, f"0.0.0.0:{DEBUG_PORT}")]
-        limits = spec.limits
-        network = self.settings.docker_network or None
+        home = env["HOME"] if env.get("HOME", "").startswith("/") and env["HOME"] != "/" else HOME
         kwargs: dict[str, Any] = {
             "image": image,
             "command": command,
             "working_dir": cwd or "/",
             "environment": env,
             "volumes": volumes,
+            # the start-up hook is copied into this volume before start: the root filesystem is read-only
+            "mounts": [{"Target": BOOT, "Type": "volume", "ReadOnly": False}],
+            "tmpfs": {"/tmp": TMPFS_TMP, home: f"{TMPFS_HOME},uid={uid},gid={gid}"},
+            "read_only": True,
             "labels": {
                 LABEL: "true",
                 "debugrelay.session": session_id,
                 "debugrelay.instance": self.settings.instance_id,
                 "debugrelay.store": self.store_id,
             },
-            "mem_limit": (limits.memory if limits and limits.memory else self.settings.docker_memory),
-            "nano_cpus": int(1e9 * (limits.cpus if limits and limits.cpus else self.settings.docker_cpus)),
-            "pids_limit": (limits.pids if limits and limits.pids else self.settings.docker_pids),
+            "mem_limit": limits.memory,
+            "nano_cpus": limits.nano_cpus,
+            "pids_limit": limits.pids,
+            "user": user,
             "security_opt": ["no-new-privileges"],
             "cap_drop": ["ALL"],
             "privileged": False,
@@ -274,12 +328,6 @@ class DockerLauncher(Launcher):
             "detach": True,
             "name": f"debugrelay-{session_id}-{os.urandom(2).hex()}",
         }
-        if not own_image:
-            kwargs["user"] = "10001:10001"
-        if network:
-            kwargs["network"] = network
-        else:
-            kwargs["ports"] = {f"{DEBUG_PORT}/tcp": ("127.0.0.1", None)}
         return kwargs, mounts, own_image
 
     def _run(
@@ -289,31 +337,86 @@ class DockerLauncher(Launcher):
         with_debugpy: bool,
         kind: type[DockerTarget] = DockerTarget,
     ) -> DockerTarget:
-        """Create and start the container ``kwargs`` describe (blocking: call it in a thread)."""
+        """Create and start the container ``kwargs`` describe, on a network of its own (blocking:
+        call it in a thread)."""
         client = self.client
         image = kwargs["image"]
+        network = f"{kwargs['name']}-net"
+        try:
+            client.networks.create(
+                network, driver="bridge", internal=True, labels={**kwargs["labels"], "debugrelay.network": "true"}
+            )
+        except Exception as exc:
+            raise _launch_error(exc, image) from exc
+        kwargs = {**kwargs, "network": network, "labels": {**kwargs["labels"], "debugrelay.network": network}}
         try:
             container = client.containers.create(**kwargs)
         except Exception as exc:
+            self._drop_network(network)
             raise _launch_error(exc, image) from exc
         try:
-            container.put_archive("/", _boot_archive(with_debugpy))
+            container.put_archive(BOOT, _boot_archive(with_debugpy))
+            self._join(network)
             container.start()
             container.reload()
         except Exception as exc:
             with contextlib.suppress(Exception):
-                container.remove(force=True)
+                container.remove(force=True, v=True)
+            self._drop_network(network)
             raise _launch_error(exc, image) from exc
-        host, port = self._address(container, kwargs.get("network"))
-        return kind(container, host, port, mounts)
+        host, port = self._address(container)
+        target = kind(container, host, port, mounts)
+        target.release = lambda: self._drop_network(network)
+        return target
 
-    def _address(self, container: Any, network: str | None) -> tuple[str, int]:
-        if network:
-            networks = container.attrs["NetworkSettings"]["Networks"]
-            ip = networks.get(network, {}).get("IPAddress") or container.name
-            return ip, DEBUG_PORT
-        binding = container.attrs["NetworkSettings"]["Ports"][f"{DEBUG_PORT}/tcp"][0]
-        return "127.0.0.1", int(binding["HostPort"])
+    def _own_container(self) -> str | None:
+        """This relay's own container id when it runs in one on the same engine, else None."""
+        if self._self_id is False:
+            self._self_id = None
+            if in_container():
+                candidates: list[str] = []
+                with contextlib.suppress(OSError):
+                    candidates += re.findall(r"/containers/([0-9a-f]{64})/", Path("/proc/self/mountinfo").read_text())
+                candidates.append(socket.gethostname())
+                for candidate in dict.fromkeys(candidates):
+                    with contextlib.suppress(Exception):
+                        self._self_id = self.client.containers.get(candidate).id
+                        break
+        return self._self_id if isinstance(self._self_id, str) else None
+
+    def _join(self, network: str) -> None:
+        """Join this relay's container to a target's network (a relay on the host needs nothing)."""
+        own = self._own_container()
+        if own is None:
+            return
+        try:
+            self.client.networks.get(network).connect(own)
+        except Exception as exc:
+            if "already exists" not in str(exc):
+                raise
+
+    def _drop_network(self, network: str) -> None:
+        """Remove a target's network once its container is gone (leaving it first if we joined it)."""
+        with contextlib.suppress(Exception):
+            net = self.client.networks.get(network)
+            own = self._own_container()
+            if own is not None:
+                with contextlib.suppress(Exception):
+                    net.disconnect(own, force=True)
+            net.remove()
+
+    def _address(self, container: Any) -> tuple[str, int]:
+        """Where the relay reaches the container's debugpy: its address on its own network."""
+        networks: dict[str, Any] = container.attrs["NetworkSettings"]["Networks"]
+        own = container.labels.get("debugrelay.network")
+        if own and networks.get(own, {}).get("IPAddress"):
+            return networks[own]["IPAddress"], DEBUG_PORT
+        ports = container.attrs["NetworkSettings"].get("Ports") or {}
+        binding = (ports.get(f"{DEBUG_PORT}/tcp") or [None])[0]
+        if binding:  # a container started before targets had networks of their own
+            return "127.0.0.1", int(binding["HostPort"])
+        ip = next((n.get("IPAddress") for n in networks.values() if n.get("IPAddress")), None)
+        return ip or container.name, DEBUG_PORT
 
     def recover(self, described: dict[str, Any]) -> Target | None:
         """The target of a saved session: a running container, or an ended one whose exit code and
@@ -325,12 +428,18 @@ class DockerLauncher(Launcher):
             container = self.client.containers.get(container_id)
         except Exception:
             return None
+        network = container.labels.get("debugrelay.network")
         if container.status == "running":
-            host, port = self._address(container, self.settings.docker_network or None)
+            if network:
+                self._join(network)
+            host, port = self._address(container)
         else:
             host, port = str(described.get("host") or ""), int(described.get("port") or 0)
-        mounts = [(m["Destination"], m["Destination"]) for m in container.attrs.get("Mounts", [])]
+        binds = [m for m in container.attrs.get("Mounts", []) if m.get("Type") == "bind"]
+        mounts = [(m["Destination"], m["Destination"]) for m in binds]
         target = DockerTarget(container, host, port, mounts)
+        if network:
+            target.release = lambda: self._drop_network(network)
         if container.status != "running":
             target._exit = int(container.attrs["State"].get("ExitCode", -1))
         return target
@@ -339,12 +448,14 @@ class DockerLauncher(Launcher):
         return await asyncio.to_thread(self._remove_orphans, keep)
 
     def _remove_orphans(self, keep: set[str]) -> list[str]:
-        """Remove containers debugrelay started whose sessions are gone; return their ids."""
+        """Remove containers debugrelay started whose sessions are gone, and target networks no
+        container uses any more; return the containers' ids."""
         removed: list[str] = []
         try:
             containers = self.client.containers.list(all=True, filters={"label": LABEL})
         except RelayError:
             return []
+        in_use: set[str] = set()
         for container in containers:
             labels = container.labels
             mine = labels.get("debugrelay.store") == self.store_id
@@ -353,10 +464,17 @@ class DockerLauncher(Launcher):
                 session = _pooled_session(container.name)
             if (mine and session not in keep) or _owner_died(labels):
                 with contextlib.suppress(Exception):
-                    container.remove(force=True)
+                    container.remove(force=True, v=True)
                     removed.append(container.id)
+                    continue
+            in_use.add(labels.get("debugrelay.network", ""))
         if removed:
             log.info("removed %d container(s) of sessions that are gone", len(removed))
+        with contextlib.suppress(Exception):
+            for net in self.client.networks.list(filters={"label": "debugrelay.network=true"}):
+                created = net.attrs.get("Created", "")
+                if net.name not in in_use and _age(created) > NETWORK_GRACE:
+                    self._drop_network(net.name)
         return removed
 
     async def close(self) -> None:
@@ -419,3 +537,14 @@ def _owner_died(labels: dict[str, str]) -> bool:
     if not store.startswith("memory:") or host != socket.gethostname() or not pid.isdigit():
         return False
     return not psutil.pid_exists(int(pid))
+
+
+def _age(created: str) -> float:
+    """Seconds since an engine timestamp (``2024-01-02T03:04:05.123456789Z``); 0 when unreadable."""
+    from datetime import UTC, datetime
+
+    try:
+        stamp = datetime.strptime(created[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)
+    except ValueError:
+        return 0.0
+    return (datetime.now(UTC) - stamp).total_seconds()

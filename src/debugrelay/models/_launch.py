@@ -42,4 +42,5 @@ class LaunchRequest(Input):
     limits: ResourceLimits | None = None
     mounts: dict[str, str] = msgspec.field(default_factory=dict)
     writable: bool = False
+    root: bool = False  # run the container as root: only where the operator allows it
     pool: bool = True

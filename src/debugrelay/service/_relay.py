@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from debugrelay import inspection
-from debugrelay.errors import FileNotFound, InvalidRequest, NotFound, TooManyWaits
+from debugrelay.errors import FileNotFound, InvalidRequest, NotFound, RelayError, TooManyWaits
 from debugrelay.models import (
     AttachSpec,
     Autopsy,
@@ -562,7 +562,7 @@ class RelayService(DebugService):
         self._get(session_id)
         if start < 1:
             raise InvalidRequest("start must be >= 1", details={"start": start})
-        text = await asyncio.to_thread(read_source, path)
+        text = await asyncio.to_thread(read_source, self.manager.source_path(path))
         if text is None:
             raise FileNotFound(
                 f"cannot read '{path}'",
@@ -576,7 +576,11 @@ class RelayService(DebugService):
 
     async def source_line(self, session_id: str, path: str, line: int) -> str | None:
         """One line of a source file, or None when it cannot be read (a courtesy, never an error)."""
-        text = await asyncio.to_thread(read_source, path)
+        try:
+            allowed = self.manager.source_path(path)
+        except RelayError:
+            return None
+        text = await asyncio.to_thread(read_source, allowed)
         if text is None:
             return None
         lines = text.splitlines()

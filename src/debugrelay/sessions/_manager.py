@@ -58,6 +58,19 @@ class SessionManager:
             self.ownership = Ownership(self)
             await self.ownership.start()
 
+    def source_path(self, path: str) -> str:
+        """``path`` if the relay may show that file to a client, else :class:`~debugrelay.errors.Refused`.
+
+        With the local launcher on, a client can run any program as the relay's user anyway; without
+        it (a relay in a container) files are read only inside the workspace roots or Python's library.
+        """
+        from debugrelay.launchers.docker import DockerLauncher
+
+        docker = self.launchers.get("docker")
+        if "local" not in self.launchers and isinstance(docker, DockerLauncher):
+            docker.policy.source(path)
+        return path
+
     async def remove_orphans(self) -> None:
         """Remove targets (containers) whose sessions are in no store: left by a relay that died."""
         try:

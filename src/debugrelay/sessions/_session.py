@@ -31,6 +31,7 @@ from debugrelay.errors import (
     TargetGone,
 )
 from debugrelay.launchers import Launcher, Target
+from debugrelay.launchers.policy import KNOWN_LAUNCHERS, refused_launcher
 from debugrelay.models import (
     AttachSpec,
     ExceptionFilters,
@@ -223,12 +224,15 @@ class Session:
     def _launcher_for(self, spec: LaunchRequest) -> Launcher:
         name = spec.launcher or self.settings.default_launcher
         launcher = self.launchers.get(name)
+        if launcher is None and name in KNOWN_LAUNCHERS:
+            raise refused_launcher(name, sorted(self.launchers))
         if launcher is None:
             raise InvalidRequest(
                 f"launcher '{name}' is not available on this relay",
                 details={"launcher": name, "available": sorted(self.launchers)},
                 hint="Use one of details.available.",
             )
+        launcher.admit(spec)  # the operator's policy, before the relay reads any file the launch names
         return launcher
 
     async def _start(self, launcher: Launcher, spec: LaunchRequest, script: str | None) -> None:
@@ -301,6 +305,9 @@ class Session:
         async with self.lock:
             if self.status in ACTIVE:
                 raise InvalidState(f"session is already {self.status}", details={"status": self.status})
+            if spec.port is None and spec.pid is not None and "local" not in self.launchers:
+                # attaching by PID injects code into a process beside the relay: a local capability
+                raise refused_launcher("local", sorted(self.launchers))
             self.record.mode = "attach"
             self.record.attach = spec
             self.reset_run_state()
@@ -718,8 +725,8 @@ class Session:
         if self.record.mode != "launch" or spec is None:
             raise InvalidState("only launched sessions can be restarted", hint="Attach again instead.")
         async with self.lock:
-            await self._stop_target("restarted", terminate=True)
             launcher = self._launcher_for(spec)
+            await self._stop_target("restarted", terminate=True)
             script = bps.prepare_launch(spec)
             await self._start(launcher, spec, script)
 

@@ -1,0 +1,249 @@
+"""What a launch may ask for: folders, mounts, images, users and limits, as the operator allows.
+
+A debug target is untrusted code and the API token goes to agents the debugged code can steer, so
+every path a container launch names is resolved first (symlinks followed, ``..`` folded) and must
+then lie inside the operator's roots; images come from an allowlist; targets run as a non-root uid;
+a launch may lower the configured limits, never raise them. Each refusal names the setting that
+would allow it. Nothing here starts anything or imports a web framework.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import stat
+import sysconfig
+from dataclasses import dataclass, field
+
+from debugrelay.config import Settings, split_list
+from debugrelay.errors import InvalidRequest, Refused
+from debugrelay.models import ResourceLimits
+
+TARGET_USER = "10001:10001"  # the target image's `debuggee`; any image runs as it unless root is allowed
+OWN_IMAGES = ("debugrelay/target:*", "debugrelay/base:*")
+KNOWN_LAUNCHERS = ("local", "docker")
+ROOTS_SETTING = "DEBUGRELAY_WORKSPACE, DEBUGRELAY_ALLOWED_ROOTS"
+# never handed to a target, whatever the roots say: the host's root and kernel interfaces
+_NEVER = ("/proc", "/sys", "/dev")
+_DOCKER_SOCKETS = ("/var/run/docker.sock", "/run/docker.sock", "/run/containerd/containerd.sock")
+_MEMORY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([bkmg]?)b?\s*$", re.IGNORECASE)
+_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+
+
+def memory_bytes(value: str) -> int:
+    """Docker's memory notation (``512m``, ``1g``, ``1048576``) in bytes."""
+    match = _MEMORY.match(value)
+    if match is None:
+        raise InvalidRequest(
+            f"memory limit '{value}' is not a size",
+            details={"memory": value},
+            hint="Use a number of bytes or one with a unit: 256m, 1g.",
+        )
+    return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+
+
+def real(path: str) -> str:
+    """``path`` with every symlink followed and ``..`` folded (it need not exist)."""
+    return os.path.realpath(path)
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def docker_sockets() -> list[str]:
+    """Where the engine's socket may be, resolved (``DOCKER_HOST`` included)."""
+    paths = list(_DOCKER_SOCKETS)
+    host = os.environ.get("DOCKER_HOST", "")
+    if host.startswith("unix://"):
+        paths.append(host[len("unix://") :])
+    return sorted({real(p) for p in paths})
+
+
+@dataclass(frozen=True)
+class Limits:
+    memory: str
+    nano_cpus: int
+    pids: int
+
+
+@dataclass(frozen=True)
+class LaunchPolicy:
+    """The operator's rules for container launches, read from the settings once."""
+
+    roots: tuple[str, ...]
+    writable_roots: tuple[str, ...] = ()
+    images: tuple[str, ...] = OWN_IMAGES
+    allow_root: bool = False
+    memory: str = "512m"
+    cpus: float = 1.0
+    pids: int = 256
+    source_roots: tuple[str, ...] = field(default_factory=tuple)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> LaunchPolicy:
+        roots = [settings.workspace or os.getcwd(), *split_list(settings.allowed_roots)]
+        images = [*OWN_IMAGES, settings.docker_image, *split_list(settings.allowed_images, colons=False)]
+        library = {sysconfig.get_path(name) for name in ("stdlib", "platstdlib", "purelib", "platlib")}
+        return cls(
+            roots=tuple(dict.fromkeys(real(r) for r in roots)),
+            writable_roots=tuple(dict.fromkeys(real(r) for r in split_list(settings.writable_roots))),
+            images=tuple(dict.fromkeys(images)),
+            allow_root=settings.allow_root_targets,
+            memory=settings.docker_memory,
+            cpus=settings.docker_cpus,
+            pids=settings.docker_pids,
+            source_roots=tuple(sorted(real(p) for p in library if p)),
+        )
+
+    # -- paths -------------------------------------------------------------------------------
+
+    def inside(self, path: str, *, what: str) -> str:
+        """``path`` resolved, if it lies inside a root; else :class:`Refused`."""
+        if not os.path.isabs(path):
+            raise InvalidRequest(f"{what} '{path}' must be an absolute path", details={"field": what, "path": path})
+        resolved = real(path)
+        if not any(_under(resolved, root) for root in self.roots):
+            shown = "" if resolved == os.path.normpath(path) else f" (resolves to '{resolved}')"
+            raise Refused(
+                f"{what} '{path}'{shown} is outside the folders this relay lets launches use",
+                details={
+                    "field": what,
+                    "path": path,
+                    "resolved": resolved,
+                    "roots": list(self.roots),
+                    "setting": ROOTS_SETTING,
+                },
+                hint="Use a path inside details.roots; the operator can add folders with DEBUGRELAY_ALLOWED_ROOTS.",
+            )
+        return resolved
+
+    def mount_source(self, path: str, *, what: str, writable: bool) -> str:
+        """A folder or file to bind-mount into a target: inside the roots, never the host's root,
+        kernel interfaces or the engine's socket; writable only under the writable roots."""
+        resolved = self.inside(path, what=what)
+        forbidden = [p for p in _NEVER if _under(resolved, p)]
+        sockets = [s for s in docker_sockets() if _under(s, resolved)]
+        if resolved == "/" or forbidden or sockets:
+            raise Refused(
+                f"{what} '{path}' would hand the target "
+                + ("the container engine's socket" if sockets else "the host's system folders"),
+                details={"field": what, "path": path, "resolved": resolved, "setting": "none"},
+                hint="No setting allows this: mount a project folder instead.",
+            )
+        try:
+            mode = os.stat(resolved).st_mode
+        except OSError:
+            raise InvalidRequest(
+                f"{what} '{path}' does not exist", details={"field": what, "path": path, "resolved": resolved}
+            ) from None
+        if stat.S_ISSOCK(mode):
+            raise Refused(
+                f"{what} '{path}' is a socket: sockets are never mounted into a target",
+                details={"field": what, "path": path, "resolved": resolved, "setting": "none"},
+                hint="No setting allows this: a socket would give the target the service behind it.",
+            )
+        if writable and not any(_under(resolved, root) for root in self.writable_roots):
+            raise Refused(
+                f"{what} '{path}' cannot be mounted writable: it is outside the writable folders",
+                details={
+                    "field": what,
+                    "path": path,
+                    "resolved": resolved,
+                    "writable_roots": list(self.writable_roots),
+                    "setting": "DEBUGRELAY_WRITABLE_ROOTS",
+                },
+                hint="Launch without 'writable' (sources are mounted read-only), or ask the operator to list "
+                "the folder in DEBUGRELAY_WRITABLE_ROOTS.",
+            )
+        return resolved
+
+    def source(self, path: str) -> str:
+        """A file the relay may read for ``GET /source``: inside the roots or Python's own library."""
+        resolved = real(path)
+        if any(_under(resolved, root) for root in (*self.roots, *self.source_roots)):
+            return resolved
+        raise Refused(
+            f"'{path}' is outside the folders this relay serves sources from",
+            details={"path": path, "resolved": resolved, "roots": list(self.roots), "setting": ROOTS_SETTING},
+            hint="Ask for files under details.roots (a stack frame's 'file' of your own code).",
+        )
+
+    # -- images, users, limits ----------------------------------------------------------------
+
+    def image(self, image: str) -> str:
+        """``image`` if a pattern of the allowlist matches it (a name without a tag means ``:latest``)."""
+        name = image if "@" in image or ":" in image.rsplit("/", 1)[-1] else f"{image}:latest"
+        if any(fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(image, pattern) for pattern in self.images):
+            return image
+        raise Refused(
+            f"image '{image}' is not on this relay's list of allowed images",
+            details={"image": image, "allowed": list(self.images), "setting": "DEBUGRELAY_ALLOWED_IMAGES"},
+            hint="Use an image matching details.allowed, or ask the operator to add a pattern to "
+            "DEBUGRELAY_ALLOWED_IMAGES.",
+        )
+
+    def user(self, root: bool) -> str:
+        """The uid:gid a target runs as: never root unless the operator allows it and the launch asks."""
+        if not root:
+            return TARGET_USER
+        if not self.allow_root:
+            raise Refused(
+                "targets run as a non-root user on this relay",
+                details={"root": True, "user": TARGET_USER, "setting": "DEBUGRELAY_ALLOW_ROOT_TARGETS"},
+                hint="Launch without 'root'; only the operator can allow root targets.",
+            )
+        return "0:0"
+
+    def limits(self, requested: ResourceLimits | None) -> Limits:
+        """The configured limits, lowered where the launch asks; a request above them is refused."""
+        memory, cpus, pids = self.memory, self.cpus, self.pids
+        asked = requested or ResourceLimits()
+        if asked.memory is not None:
+            if memory_bytes(asked.memory) > memory_bytes(self.memory):
+                raise _above("memory", asked.memory, self.memory, "DEBUGRELAY_DOCKER_MEMORY")
+            memory = asked.memory
+        if asked.cpus is not None:
+            if asked.cpus <= 0:
+                raise InvalidRequest("cpus must be above 0", details={"cpus": asked.cpus})
+            if asked.cpus > self.cpus:
+                raise _above("cpus", asked.cpus, self.cpus, "DEBUGRELAY_DOCKER_CPUS")
+            cpus = asked.cpus
+        if asked.pids is not None:
+            if asked.pids <= 0:
+                raise InvalidRequest("pids must be above 0", details={"pids": asked.pids})
+            if asked.pids > self.pids:
+                raise _above("pids", asked.pids, self.pids, "DEBUGRELAY_DOCKER_PIDS")
+            pids = asked.pids
+        return Limits(memory=memory, nano_cpus=int(1e9 * cpus), pids=pids)
+
+
+def _above(name: str, asked: object, ceiling: object, setting: str) -> Refused:
+    return Refused(
+        f"limits.{name} {asked} is above this relay's ceiling of {ceiling}",
+        details={"limit": name, "requested": asked, "ceiling": ceiling, "setting": setting},
+        hint=f"Ask for at most {ceiling} (or leave it out); a launch may lower the limits, never raise them.",
+    )
+
+
+def refused_launcher(name: str, offered: list[str]) -> Refused:
+    """A launcher this relay knows but does not offer (e.g. local processes beside a containerized relay)."""
+    return Refused(
+        f"launcher '{name}' is not offered by this relay",
+        details={"launcher": name, "available": offered, "setting": "DEBUGRELAY_LAUNCHERS"},
+        hint="Use one of details.available. A local target would run inside the relay itself: the operator "
+        "turns it on with DEBUGRELAY_LAUNCHERS.",
+    )
+
+
+__all__ = [
+    "KNOWN_LAUNCHERS",
+    "OWN_IMAGES",
+    "TARGET_USER",
+    "LaunchPolicy",
+    "Limits",
+    "memory_bytes",
+    "real",
+    "refused_launcher",
+]
