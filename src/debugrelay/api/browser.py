@@ -7,7 +7,9 @@ the token and the forwarding to other replicas: a refused request changes nothin
 
 Litestar's own ``AllowedHostsMiddleware`` is not used: it runs inside the app's middleware (after the
 forwarder), matches ``Host`` with its port (a port-forward or a remapped compose port then fails), and
-answers a bare 400 outside the error envelope.
+answers a bare 400 outside the error envelope. With ``DEBUGRELAY_CORS_ORIGINS`` set, Litestar's CORS
+middleware answers preflights (``OPTIONS``) before any route's middleware: they change nothing, and the
+request that follows meets these checks.
 """
 
 from __future__ import annotations
@@ -61,9 +63,9 @@ def browser_guard(settings: Settings) -> Any:
 
     def origin_allowed(origin: str, host: str) -> bool:
         origin = normalize_origin(origin)
-        scheme, sep, authority = origin.partition("://")
         if origin in cors_origins:
             return True
+        scheme, sep, authority = origin.partition("://")
         # a page from this machine (any port), or one the relay itself served (same origin as Host)
         return (
             bool(sep)
