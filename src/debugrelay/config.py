@@ -10,6 +10,9 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import msgspec
 
 DEFAULT_PORT = 8765  # debugpy's own default is 5678: keep clear of it
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+WILDCARD_HOSTS = ("0.0.0.0", "::", "")
+_LISTS = ("allowed_hosts", "cors_origins")  # comma-separated in the environment
 
 
 class Settings(msgspec.Struct, kw_only=True):
@@ -22,6 +25,8 @@ class Settings(msgspec.Struct, kw_only=True):
     redis_namespace: str = "debugrelay"  # key prefix: relays sharing a Redis see the same sessions
     instance_id: str = ""
     advertise_url: str = ""  # where other replicas reach this one; default http://{host}:{port}
+    allowed_hosts: list[str] = msgspec.field(default_factory=list)  # Host names beyond loopback (any port)
+    cors_origins: list[str] = msgspec.field(default_factory=list)  # browser origins let in, with CORS headers
     keep_targets_on_shutdown: bool | None = None  # None: keep them when the store is durable
     lease_ttl: float = 10.0  # a session's owner renews its lease every ttl/3 seconds
     default_launcher: str = "local"
@@ -56,6 +61,31 @@ class Settings(msgspec.Struct, kw_only=True):
             data["redis_url"] = hide_password(self.redis_url)
         data["store"] = "redis" if self.redis_url else "memory"
         return msgspec.convert(data, PublicSettings)
+
+    def reachable_hosts(self) -> list[str]:
+        """The names requests may carry in ``Host`` (any port): loopback, the bind address unless it is a
+        wildcard, the advertised URL's host (replicas forward there) and ``DEBUGRELAY_ALLOWED_HOSTS``."""
+        names = [*LOOPBACK_HOSTS, *self.allowed_hosts, urlsplit(self.advertise_url).hostname or ""]
+        if self.host not in WILDCARD_HOSTS:
+            names.append(self.host)
+        return [name for name in dict.fromkeys(host_name(n) for n in names) if name]
+
+
+def host_name(authority: str) -> str:
+    """The host of ``name``, ``name:port`` or ``[v6]:port``, lowercased, without port or trailing dot."""
+    authority = authority.strip().lower()
+    if authority.startswith("["):
+        name = authority[1:].partition("]")[0]
+    elif authority.count(":") > 1:
+        name = authority  # a bare IPv6 address
+    else:
+        name = authority.partition(":")[0]
+    return name.rstrip(".")
+
+
+def normalize_origin(origin: str) -> str:
+    """An ``Origin`` as browsers send it: lowercased, no trailing slash."""
+    return origin.strip().lower().rstrip("/")
 
 
 class PublicSettings(Settings, kw_only=True):
@@ -101,7 +131,7 @@ def in_container() -> bool:
 
 def _advertised_host(host: str) -> str:
     """A host other replicas can reach: the bind address, or this machine's address for a wildcard."""
-    if host not in ("0.0.0.0", "::", ""):
+    if host not in WILDCARD_HOSTS:
         return f"[{host}]" if ":" in host else host
     import socket
 
@@ -122,7 +152,7 @@ def load_settings(**overrides: object) -> Settings:
     for field in msgspec.structs.fields(Settings):
         value = _env(field.name)
         if value is not None:
-            raw[field.name] = value
+            raw[field.name] = [v.strip() for v in value.split(",") if v.strip()] if field.name in _LISTS else value
     raw.update({k: v for k, v in overrides.items() if v is not None})
     settings = msgspec.convert(raw, Settings, strict=False)
     if not settings.instance_id:

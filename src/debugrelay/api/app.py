@@ -8,12 +8,13 @@ from contextlib import asynccontextmanager
 
 from litestar import Litestar
 from litestar.config.app import AppConfig
+from litestar.config.cors import CORSConfig
 from litestar.datastructures import ResponseHeader, State
 from litestar.di import Provide
 from litestar.openapi.config import OpenAPIConfig
 
 from debugrelay import __version__
-from debugrelay.config import Settings, load_settings
+from debugrelay.config import Settings, load_settings, normalize_origin
 from debugrelay.service import RelayService
 from debugrelay.sessions import SessionManager
 from debugrelay.wiring import build_manager
@@ -21,6 +22,7 @@ from debugrelay.wiring import build_manager
 from .auth import token_middleware
 from .autopsy import AutopsyController
 from .breakpoints import BreakpointController, ProfileController
+from .browser import browser_guard
 from .errors import exception_handlers
 from .forward import ClusterController, close_forwarding, forward_middleware
 from .inspection import InspectionController
@@ -91,7 +93,9 @@ def create_app(settings: Settings | None = None, manager: SessionManager | None 
         },
         exception_handlers=exception_handlers,
         state=state,
-        middleware=[token_middleware(settings.token), forward_middleware],
+        # the browser checks first: a request they refuse reaches neither the token check nor another replica
+        middleware=[browser_guard(settings), token_middleware(settings.token), forward_middleware],
+        cors_config=_cors(settings),
         response_headers=[
             ResponseHeader(name="Content-Security-Policy", value=CSP),
             ResponseHeader(name="X-Content-Type-Options", value="nosniff"),
@@ -104,6 +108,13 @@ def create_app(settings: Settings | None = None, manager: SessionManager | None 
         on_app_init=[_app_init],
         debug=False,
     )
+
+
+def _cors(settings: Settings) -> CORSConfig | None:
+    """CORS headers only for the origins named in DEBUGRELAY_CORS_ORIGINS; none at all by default."""
+    if not settings.cors_origins:
+        return None
+    return CORSConfig(allow_origins=[normalize_origin(o) for o in settings.cors_origins])
 
 
 def _app_init(config: AppConfig) -> AppConfig:

@@ -28,7 +28,7 @@ SERVED_BY = "x-debugrelay-served-by"
 MAX_HOPS = 2
 # a forwarded /wait may long-poll for up to 300 s (api.sessions.MAX_WAIT)
 TIMEOUT = httpx.Timeout(connect=2.0, read=330.0, write=30.0, pool=5.0)
-_HOP_BY_HOP = {
+_NOT_FORWARDED = {
     b"connection",
     b"keep-alive",
     b"transfer-encoding",
@@ -39,6 +39,9 @@ _HOP_BY_HOP = {
     b"proxy-authenticate",
     b"host",
     b"content-length",
+    # checked by the replica the client reached (which also adds the CORS headers); the owner, reached
+    # under another Host, would not see it as the same origin
+    b"origin",
 }
 _DROP_BACK = {"connection", "keep-alive", "transfer-encoding", "content-length", "content-encoding"}
 
@@ -103,7 +106,7 @@ async def _proxy(scope: Scope, receive: Receive, send: Send, lease: Lease, hops:
     headers = [
         (k.decode("latin-1"), v.decode("latin-1"))
         for k, v in scope.get("headers") or []
-        if k.lower() not in _HOP_BY_HOP and k.lower() != HOPS.encode()
+        if k.lower() not in _NOT_FORWARDED and k.lower() != HOPS.encode()
     ]
     headers.append((HOPS, str(hops)))
     query = scope.get("query_string") or b""

@@ -14,15 +14,13 @@ from litestar.handlers import ASGIRouteHandler
 from litestar.types import Receive, Scope, Send
 from mcp.server.transport_security import TransportSecuritySettings
 
-from debugrelay.config import Settings, load_settings
+from debugrelay.config import Settings, load_settings, normalize_origin
 from debugrelay.service import DebugService, RelayService
 from debugrelay.sessions import SessionManager
 
 from ._tools import build_server
 
 log = logging.getLogger("debugrelay.mcp")
-
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 async def serve_stdio(url: str | None = None, token: str | None = None) -> None:
@@ -79,6 +77,19 @@ def run_stdio(url: str | None = None, token: str | None = None) -> int:
     return 0
 
 
+def transport_security(settings: Settings) -> TransportSecuritySettings:
+    """The SDK's own Host/Origin check, from the settings the relay's browser checks use (which run first)."""
+    hosts = [f"[{h}]" if ":" in h else h for h in settings.reachable_hosts()]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[h for host in hosts for h in (host, f"{host}:*")],
+        allowed_origins=[
+            *(f"{scheme}://{host}{port}" for scheme in ("http", "https") for host in hosts for port in ("", ":*")),
+            *(normalize_origin(o) for o in settings.cors_origins),
+        ],
+    )
+
+
 class McpEndpoint:
     """``/mcp`` on the relay: the tools over streamable HTTP, on the relay's own SessionManager.
 
@@ -89,15 +100,7 @@ class McpEndpoint:
     def __init__(self, settings: Settings, path: str = "/mcp") -> None:
         self._manager: SessionManager | None = None
         self.server = build_server(RelayService(self._get_manager))
-        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-        if settings.host in LOOPBACK:
-            # a relay only this machine reaches: refuse browsers' DNS-rebinding tricks (no token then)
-            security = TransportSecuritySettings(
-                enable_dns_rebinding_protection=True,
-                allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost"],
-                allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
-            )
-        self.server.streamable_http_app(transport_security=security, host=settings.host)
+        self.server.streamable_http_app(transport_security=transport_security(settings), host=settings.host)
         self.sessions = self.server.session_manager
         sessions = self.sessions
 
