@@ -103,6 +103,7 @@ def test_a_container_that_ends_while_no_relay_runs_keeps_its_exit_code(
     shared.mkdir()
     shared.chmod(0o777)  # the target runs as another user
     gate = shared / "gate"
+    cluster.env["DEBUGRELAY_ALLOWED_ROOTS"] = str(shared)  # the gate folder, mounted into the target
     first = cluster.relay()
     sid: str = ok(first.http.post("/sessions", json={}), 201)["session_id"]
     launch = {

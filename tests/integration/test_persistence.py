@@ -447,6 +447,7 @@ def test_export_import_and_clone(cluster: Cluster) -> None:
         "just_my_code": False,
         "writable": False,
         "pool": True,
+        "root": False,
     }
     assert doc["breakpoints"] == [{"file": TICK, "line": TICK_LINE, "condition": "count % 3 == 0", "enabled": True}]
     assert doc["exception_filters"] == {"filters": ["uncaught"]}
