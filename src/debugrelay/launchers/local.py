@@ -179,6 +179,13 @@ class LocalTarget(Target):
         return log_tail(self.log_path, max_bytes)
 
 
+def private_dir(path: Path) -> Path:
+    """``path`` (a folder of the relay's own), readable by this user only: what programs print can be secret."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path.chmod(0o700)
+    return path
+
+
 class LocalLauncher(Launcher):
     name = "local"
 
@@ -186,9 +193,9 @@ class LocalLauncher(Launcher):
         self, state_dir: str, *, pool_size: int = 0, launch_timeout: float = 20.0, request_timeout: float = 10.0
     ) -> None:
         self.state_dir = Path(state_dir)
+        self.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # a folder given is left as it is
         self.boot_dir = prepare_boot_dir(self.state_dir / "boot")
-        self.log_dir = self.state_dir / "targets"
-        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.log_dir = private_dir(self.state_dir / "targets")
         self.pool: LocalPool | None = None
         if pool_size > 0:
             from .pool import LocalPool
