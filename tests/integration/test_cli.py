@@ -200,3 +200,21 @@ def test_mcp_endpoint_needs_the_token_too(tmp_path: Path) -> None:
         assert ok(relay.http.get("/health"))["status"] == "ok"
     finally:
         relay.stop()
+
+
+def test_the_token_comes_from_a_file_and_a_token_on_the_command_line_is_warned_about(tmp_path: Path) -> None:
+    relay = Relay(tmp_path, env={"DEBUGRELAY_TOKEN": "file-token-123"})
+    try:
+        cli = Cli(relay)
+        denied = cli.error("sessions")
+        assert denied["code"] == "unauthorized"
+        token_file = tmp_path / "token"
+        token_file.write_text("file-token-123\n")
+        token_file.chmod(0o600)
+        assert cli("sessions", "--token-file", str(token_file))["sessions"] == []
+        shown = cli.run("sessions", "--token", "file-token-123")
+        assert shown.returncode == 0, shown.stderr
+        assert "--token-file" in shown.stderr  # the warning: a token in argv is visible in ps
+        assert "file-token-123" not in shown.stderr
+    finally:
+        relay.stop()

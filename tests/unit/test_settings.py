@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
-from debugrelay.config import load_settings
+from debugrelay.config import hide_password, load_settings
 
 
 def test_allowed_hosts_and_cors_origins_are_comma_separated(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -24,3 +25,13 @@ def test_the_bind_address_is_a_name_unless_it_is_a_wildcard(bind: str, answers_t
     hosts = settings.reachable_hosts()
     assert (bind in hosts) is answers_to_it
     assert {"127.0.0.1", "localhost", "::1", "relay-a"} <= set(hosts)
+
+
+def test_passwords_in_a_redis_url_are_masked_wherever_they_are() -> None:
+
+    assert hide_password("redis://user:pw@redis:6379/0") == "redis://user:***@redis:6379/0"
+    assert hide_password("redis://:pw@redis:6379/0") == "redis://:***@redis:6379/0"
+    assert hide_password("redis://redis:6379/0?password=pw&db=1") == "redis://redis:6379/0?password=***&db=1"
+    assert hide_password("redis://redis:6379/0") == "redis://redis:6379/0"
+    shown = load_settings(redis_url="redis://redis:6379/0?password=hunter2").public()
+    assert "hunter2" not in msgspec.json.encode(shown).decode()
