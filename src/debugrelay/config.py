@@ -12,7 +12,7 @@ import msgspec
 DEFAULT_PORT = 8765  # debugpy's own default is 5678: keep clear of it
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 WILDCARD_HOSTS = ("0.0.0.0", "::", "")
-_LISTS = ("allowed_hosts", "cors_origins")  # comma-separated in the environment
+_LISTS = ("allowed_hosts", "cors_origins", "attach_hosts")  # comma-separated in the environment
 
 
 class Settings(msgspec.Struct, kw_only=True):
@@ -27,6 +27,8 @@ class Settings(msgspec.Struct, kw_only=True):
     advertise_url: str = ""  # where other replicas reach this one; default http://{host}:{port}
     allowed_hosts: list[str] = msgspec.field(default_factory=list)  # Host names beyond loopback (any port)
     cors_origins: list[str] = msgspec.field(default_factory=list)  # browser origins let in, with CORS headers
+    attach_hosts: list[str] = msgspec.field(default_factory=list)  # hosts or networks attach may reach beyond loopback
+    attach_other_users: bool = False  # attach by PID to processes of other users too
     keep_targets_on_shutdown: bool | None = None  # None: keep them when the store is durable
     lease_ttl: float = 10.0  # a session's owner renews its lease every ttl/3 seconds
     default_launcher: str = "local"

@@ -42,6 +42,8 @@ _NOT_FORWARDED = {
     # checked by the replica the client reached (which also adds the CORS headers); the owner, reached
     # under another Host, would not see it as the same origin
     b"origin",
+    # checked here too; the owner gets this relay's own credential instead (see _proxy)
+    b"authorization",
 }
 _DROP_BACK = {"connection", "keep-alive", "transfer-encoding", "content-length", "content-encoding"}
 
@@ -91,12 +93,21 @@ def forward_middleware(app: ASGIApp) -> ASGIApp:
                 details={"id": session_id, "retry_after": 1},
                 hint="Retry in a second.",
             )
-        await _proxy(scope, receive, send, lease, hops + 1)
+        registered = (await manager.store.list_instances()).get(lease.owner, {})
+        if registered.get("url") != lease.url:
+            # a lease is a claim: requests go only where a replica announced itself
+            raise ForwardFailed(
+                f"the owner of session '{session_id}' ({lease.owner}) is not a registered replica at {lease.url}",
+                details={"owner": lease.owner, "url": lease.url},
+                hint="Retry shortly; if it persists, the state store holds a record no relay wrote.",
+            )
+        await _proxy(scope, receive, send, lease, hops=hops + 1, token=manager.settings.token)
 
     return middleware
 
 
-async def _proxy(scope: Scope, receive: Receive, send: Send, lease: Lease, hops: int) -> None:
+async def _proxy(scope: Scope, receive: Receive, send: Send, lease: Lease, *, hops: int, token: str | None) -> None:
+    """Send the request on to the owner with this relay's own credential, never the client's."""
     body = bytearray()
     while True:
         message: Any = await receive()
@@ -109,6 +120,8 @@ async def _proxy(scope: Scope, receive: Receive, send: Send, lease: Lease, hops:
         if k.lower() not in _NOT_FORWARDED and k.lower() != HOPS.encode()
     ]
     headers.append((HOPS, str(hops)))
+    if token:
+        headers.append(("authorization", f"Bearer {token}"))
     query = scope.get("query_string") or b""
     url = lease.url.rstrip("/") + scope["path"] + (f"?{query.decode('latin-1')}" if query else "")
     try:

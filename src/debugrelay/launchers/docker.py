@@ -428,7 +428,12 @@ class DockerLauncher(Launcher):
             container = self.client.containers.get(container_id)
         except Exception:
             return None
-        network = container.labels.get("debugrelay.network")
+        labels = container.labels
+        if labels.get(LABEL) != "true" or labels.get("debugrelay.store") != self.store_id:
+            # a stored record is a claim: only a container this store's relays started is acted on
+            log.warning("ignoring the stored container %s: not one of this store's targets", container_id)
+            return None
+        network = labels.get("debugrelay.network")
         if container.status == "running":
             if network:
                 self._join(network)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import shutil
 import socket
@@ -24,6 +25,8 @@ from .boot import debugpy_args, prepare_boot_dir
 
 if TYPE_CHECKING:
     from .pool import LocalPool
+
+log = logging.getLogger(__name__)
 
 
 def free_port() -> int:
@@ -163,6 +166,10 @@ class LocalTarget(Target):
 
     def describe(self) -> dict[str, Any]:
         described = {**super().describe(), "adapter_pid": self.adapter_pid, "log": str(self.log_path)}
+        with contextlib.suppress(psutil.Error):
+            # what a later relay checks before it acts on this pid: a reused pid is another process
+            proc = psutil.Process(self.proc.pid)
+            described.update(started=proc.create_time(), uid=proc.uids().real)
         if self.keeper_secret:
             described.update(debugpy_port=self.inner_port, status_file=str(self.status_file))
         return described
@@ -274,11 +281,24 @@ class LocalLauncher(Launcher):
                 raise LaunchFailed(f"cannot start '{python}': {exc}", details={"python": python}) from exc
         return LocalTarget(proc, port, log_path, keeper_secret=secret, inner_port=inner, status_file=status_file)
 
+    def _own_files(self, described: dict[str, Any]) -> dict[str, Any]:
+        """``described`` without a log or status file outside this relay's target folder: a stored record is
+        a claim, and a relay reads no file of its host for one."""
+        folder = self.log_dir.resolve()
+        out = dict(described)
+        for key in ("log", "status_file"):
+            value = out.get(key)
+            if value is not None and (not isinstance(value, str) or Path(value).resolve().parent != folder):
+                log.warning("ignoring the stored %s path %r: not in %s", key, value, folder)
+                out[key] = None
+        return out
+
     def recover(self, described: dict[str, Any]) -> Target | None:
         """A target an earlier relay process started: still running; ended, with the exit code its keeper
         wrote; or None (a target without a keeper: its exit code was lost with its parent)."""
         from .orphan import EndedTarget, OrphanTarget
 
+        described = self._own_files(described)
         found = OrphanTarget.find(described)
         if found is None and described.get("keeper"):
             code = keeper_exit_code(described.get("status_file"))

@@ -61,7 +61,13 @@ class OrphanTarget(Target):
         try:
             proc = psutil.Process(pid)
             cmdline = proc.cmdline()
+            started, uid = proc.create_time(), proc.uids().real
         except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            return None
+        recorded_start, recorded_uid = described.get("started"), described.get("uid")
+        if isinstance(recorded_start, int | float) and abs(started - recorded_start) > 0.01:
+            return None  # the pid was reused: another process
+        if isinstance(recorded_uid, int) and uid != recorded_uid:
             return None
         listens = any(
             arg == "--listen" and i + 1 < len(cmdline) and cmdline[i + 1].rsplit(":", 1)[-1] == str(port)

@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from debugrelay.dap import ATTACH_ARGS, INITIALIZE_ARGS
@@ -249,7 +250,7 @@ async def _ended(session: Session, target: Target | None, described: dict[str, A
     """The target ended while no relay was attached: terminated, with its exit code if known and its log."""
     record = session.record
     code = target.poll() if target is not None else None
-    tail = target.output_tail() if target is not None else log_tail(described.get("log"))
+    tail = target.output_tail() if target is not None else log_tail(_own_log(session, described.get("log")))
     record.status = "terminated"
     record.reason = "target_exited"
     record.exit_code = None if code is None or code == -1 else code
@@ -294,6 +295,15 @@ async def _failed(session: Session, exc: RelayError) -> None:
     await session.save()
     session.notify()
     log.warning("session %s: could not re-attach: %s", session.id, exc.message)
+
+
+def _own_log(session: Session, path: object) -> str | None:
+    """A stored log path only when it is in this relay's target folder: a record is a claim, and a relay
+    copies no other file of its host into a session's output."""
+    folder = (Path(session.settings.state_dir) / "targets").resolve()
+    if isinstance(path, str) and Path(path).resolve().parent == folder:
+        return path
+    return None
 
 
 def _where(record: SessionRecord) -> str:

@@ -308,6 +308,12 @@ class Session:
             if spec.port is None and spec.pid is not None and "local" not in self.launchers:
                 # attaching by PID injects code into a process beside the relay: a local capability
                 raise refused_launcher("local", sorted(self.launchers))
+            from debugrelay.launchers.attach_policy import check_attach_host, check_attach_pid
+
+            if spec.port is not None:
+                await asyncio.to_thread(check_attach_host, self.settings, spec.host)
+            elif spec.pid is not None:
+                check_attach_pid(self.settings, spec.pid)
             self.record.mode = "attach"
             self.record.attach = spec
             self.reset_run_state()
@@ -369,7 +375,7 @@ class Session:
                     await client.close()
                 if single_try or time.monotonic() > deadline:
                     raise LaunchFailed(
-                        f"cannot reach debugpy at {target.host}:{target.port}: {exc}",
+                        f"cannot reach debugpy at {target.host}:{target.port}: {_why_not(exc)}",
                         details={"host": target.host, "port": target.port},
                         hint="Is debugpy listening there (python -m debugpy --listen ...)? "
                         "Only one client can be attached at a time.",
@@ -803,6 +809,15 @@ class Session:
             with contextlib.suppress(ValueError, SyntaxError):
                 result = str(ast.literal_eval(result))
         return result
+
+
+def _why_not(exc: BaseException) -> str:
+    """Why a debugger connection failed, in words: never the bytes a peer sent (it may be any server)."""
+    if isinstance(exc, TargetGone):
+        return "not a DAP server there (it closed the connection or answered something else)"
+    if isinstance(exc, TimeoutError):
+        return "no answer in time"
+    return f"cannot connect ({getattr(exc, 'strerror', None) or exc.__class__.__name__})"
 
 
 async def _wait_exit(target: Target, timeout: float) -> int | None:

@@ -1,0 +1,79 @@
+"""Where an attach may go: a debugger port someone else opened is reached only on hosts the operator allows.
+
+Without this, attach is a port scanner of everything the relay reaches (closed and open ports told
+apart, banners echoed), cloud metadata addresses included. Loopback is always allowed; other hosts
+by name or network in ``DEBUGRELAY_ATTACH_HOSTS``; link-local (metadata), multicast and unspecified
+addresses never. Attaching by PID injects code: only into processes of the relay's own user unless
+``DEBUGRELAY_ATTACH_OTHER_USERS`` allows more.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+
+import psutil
+
+from debugrelay.config import Settings
+from debugrelay.errors import Refused
+
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+def _never(address: Address) -> bool:
+    return address.is_link_local or address.is_multicast or address.is_unspecified or address.is_reserved
+
+
+def _listed(host: str, address: Address, allowed: list[str]) -> bool:
+    for entry in allowed:
+        if entry.lower() == host.lower():
+            return True
+        try:
+            if address in ipaddress.ip_network(entry, strict=False):
+                return True
+        except ValueError:
+            continue
+    return False
+
+
+def check_attach_host(settings: Settings, host: str) -> None:
+    """Raise :class:`Refused` unless the relay may open a debugger connection to ``host`` (blocking: DNS)."""
+    try:
+        infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        raise Refused(
+            f"cannot resolve '{host}'",
+            details={"host": host},
+            hint="Give a host name or address the relay can resolve.",
+        ) from None
+    addresses = {ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos}
+    for address in addresses:
+        if _never(address):
+            raise Refused(
+                f"'{host}' is a link-local, multicast or unspecified address: never attached to",
+                details={"host": host, "address": str(address)},
+                hint="Attach to the address the debugger listens on.",
+            )
+        if not address.is_loopback and not _listed(host, address, settings.attach_hosts):
+            raise Refused(
+                f"attaching to '{host}' is not allowed on this relay",
+                details={"host": host, "address": str(address), "setting": "DEBUGRELAY_ATTACH_HOSTS"},
+                hint="Loopback is allowed; the operator lists other hosts or networks in DEBUGRELAY_ATTACH_HOSTS.",
+            )
+
+
+def check_attach_pid(settings: Settings, pid: int) -> None:
+    """Raise :class:`Refused` unless the relay may inject the debugger into process ``pid``."""
+    if settings.attach_other_users:
+        return
+    try:
+        owner = psutil.Process(pid).uids().real
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return  # not there (or not readable): the attach itself says so
+    if owner != os.getuid():
+        raise Refused(
+            f"process {pid} belongs to another user",
+            details={"pid": pid, "setting": "DEBUGRELAY_ATTACH_OTHER_USERS"},
+            hint="Attach by PID to processes of the relay's own user; the operator can allow more.",
+        )
