@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -107,3 +108,21 @@ def test_a_lease_naming_an_address_no_replica_announced_is_not_followed(cluster:
         catcher.shutdown()
         catcher.server_close()
         thread.join()
+
+
+def test_source_serves_the_session_s_files_only_and_never_blocks(api: Any, tmp_path: Path) -> None:
+    program = tmp_path / "prog.py"
+    program.write_text("x = 1\nprint(x)\n")
+    os.mkfifo(tmp_path / "pipe")
+    sid = ok(api.post("/sessions", json={}), 201)["session_id"]
+    try:
+        ok(api.post(f"/sessions/{sid}/launch", json={"script": str(program), "stop_on_entry": True}))
+        assert ok(api.post(f"/sessions/{sid}/wait", json={"timeout": 30}))["status"] == "paused"
+        source = f"/sessions/{sid}/source"
+        assert ok(api.get(source, params={"path": str(program)}))["content"] == "x = 1\nprint(x)\n"
+        for foreign in ("/etc/passwd", "/proc/self/environ"):
+            error_of(api.get(source, params={"path": foreign}), 403, "refused")
+        error_of(api.get(source, params={"path": str(tmp_path / "pipe")}), 400, "file_not_found")  # not opened
+        assert ok(api.get("/health"))["status"] == "ok"
+    finally:
+        api.delete(f"/sessions/{sid}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -15,7 +16,8 @@ from typing import Any
 import msgspec
 
 from debugrelay import inspection
-from debugrelay.errors import FileNotFound, InvalidRequest, NotFound, RelayError, TooManyWaits
+from debugrelay.errors import FileNotFound, InvalidRequest, NotFound, Refused, RelayError, TooManyWaits
+from debugrelay.launchers.policy import LaunchPolicy
 from debugrelay.models import (
     AttachSpec,
     Autopsy,
@@ -153,6 +155,7 @@ class RelayService(DebugService):
 
     def __init__(self, manager: SessionManager | Any) -> None:
         self._manager = manager
+        self._policy: LaunchPolicy | None = None  # the operator's roots, read once
 
     @contextlib.contextmanager
     def _waiting(self, session_id: str) -> Iterator[None]:
@@ -174,6 +177,32 @@ class RelayService(DebugService):
             waits[session_id] -= 1
             if not waits[session_id]:
                 del waits[session_id]
+
+    def _source_path(self, session: Session, path: str) -> str:
+        """``path`` resolved, if it is a file of ``session``: its script, under its folders or the workspace
+        roots, in Python's library, or a file of a frame at the current stop; else :class:`Refused`."""
+        resolved = os.path.realpath(path)
+        if not os.path.isfile(resolved):
+            raise FileNotFound(
+                f"cannot read '{path}'",
+                details={"file": path},
+                hint="Give a path from a stack frame's 'file'; the relay must be able to read it.",
+            )
+        if self._policy is None:
+            self._policy = LaunchPolicy.from_settings(self.manager.settings)
+        roots = [*self._policy.roots, *self._policy.source_roots]
+        found = breakpoints.search_roots(session.record)
+        if found is not None:
+            roots += [os.path.realpath(p) for p in found[0]]
+        if resolved in {os.path.realpath(f) for f in session.stop_files()} or any(
+            resolved == root or resolved.startswith(root.rstrip("/") + "/") for root in roots
+        ):
+            return self.manager.source_path(resolved)
+        raise Refused(
+            f"'{path}' is not a file of this session",
+            details={"path": path, "setting": "DEBUGRELAY_WORKSPACE, DEBUGRELAY_ALLOWED_ROOTS"},
+            hint="Give a file of the program: its script, a file under its folder, or a stack frame's 'file'.",
+        )
 
     @property
     def manager(self) -> SessionManager:
@@ -559,10 +588,10 @@ class RelayService(DebugService):
 
     async def source(self, session_id: str, path: str, start: int = 1, end: int | None = None) -> SourceText:
         """Lines ``start``..``end`` (1-based, inclusive) of a source file."""
-        self._get(session_id)
+        session = self._get(session_id)
         if start < 1:
             raise InvalidRequest("start must be >= 1", details={"start": start})
-        text = await asyncio.to_thread(read_source, self.manager.source_path(path))
+        text = await asyncio.to_thread(read_source, self._source_path(session, path))
         if text is None:
             raise FileNotFound(
                 f"cannot read '{path}'",
@@ -577,7 +606,7 @@ class RelayService(DebugService):
     async def source_line(self, session_id: str, path: str, line: int) -> str | None:
         """One line of a source file, or None when it cannot be read (a courtesy, never an error)."""
         try:
-            allowed = self.manager.source_path(path)
+            allowed = self._source_path(self._get(session_id), path)
         except RelayError:
             return None
         text = await asyncio.to_thread(read_source, allowed)

@@ -790,6 +790,16 @@ class Session:
             )
         return int(frames[index]["id"])
 
+    def stop_files(self) -> set[str]:
+        """The files of the frames read at the current stop, as the user sees them."""
+        files = set()
+        for frames in self._frames.values():
+            for frame in frames:
+                path = self.to_local((frame.get("source") or {}).get("path"))
+                if path:
+                    files.add(path)
+        return files
+
     def invalidate_reads(self) -> None:
         """An evaluation or a change of a variable may change what this stop's reads show: ask again."""
         self._reads.clear()
