@@ -1,5 +1,21 @@
 """Debug Adapter Protocol: framing, messages and an async client."""
 
+from ._bodies import (
+    BreakpointsBody,
+    CompletionsBody,
+    EvaluateBody,
+    ExitedEvent,
+    OutputEvent,
+    ScopesBody,
+    SetVariableBody,
+    Source,
+    StackFrame,
+    StackTraceBody,
+    StoppedEvent,
+    ThreadEvent,
+    ThreadsBody,
+    as_body,
+)
 from ._client import DapClient, EventListener
 from ._framing import MAX_BODY, FramingError, frame, read_frame
 from ._handshake import ATTACH_ARGS, INITIALIZE_ARGS
@@ -12,12 +28,26 @@ __all__ = [
     "KEEPER_FILE",
     "MAX_BODY",
     "SECRET_ENV",
+    "BreakpointsBody",
+    "CompletionsBody",
     "DapClient",
+    "EvaluateBody",
     "Event",
     "EventListener",
+    "ExitedEvent",
     "FramingError",
+    "OutputEvent",
     "Request",
     "Response",
+    "ScopesBody",
+    "SetVariableBody",
+    "Source",
+    "StackFrame",
+    "StackTraceBody",
+    "StoppedEvent",
+    "ThreadEvent",
+    "ThreadsBody",
+    "as_body",
     "decode_message",
     "encode_message",
     "frame",

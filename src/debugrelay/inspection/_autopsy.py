@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from debugrelay.dap import StackFrame, StackTraceBody, as_body
 from debugrelay.errors import InvalidRequest, NoException, RelayError
 
 from ._frames import SourceCache, frame_view, is_chained
@@ -79,7 +80,7 @@ async def autopsy(
         exception["location"] = info["location"]
 
     jobs: list[Any] = [_read_exception(session, frames, max_inner_depth)]
-    jobs += [_frame_bundle(session, int(frames[i]["id"])) for i in range(k)]
+    jobs += [_frame_bundle(session, frames[i].id) for i in range(k)]
     detail, *bundles = await gather_limited(jobs, limit=4)
 
     out: dict[str, Any] = {"thread_id": tid, "exception": exception}
@@ -106,7 +107,7 @@ async def autopsy(
     return out
 
 
-async def _real_frames(session: Session, tid: int, max_frames: int) -> tuple[list[dict[str, Any]], int]:
+async def _real_frames(session: Session, tid: int, max_frames: int) -> tuple[list[StackFrame], int]:
     """The thread's own frames (debugpy's pseudo-frames of chained tracebacks left out) and their count."""
     _, frames, total = await session.frames(tid, max_frames)
     real = [f for f in frames if not is_chained(f)]
@@ -117,18 +118,18 @@ async def _real_frames(session: Session, tid: int, max_frames: int) -> tuple[lis
     try:
         args = {"threadId": tid, "startFrame": total - window, "levels": window}
         body = await dap(session, "stackTrace", args)
-        chained = sum(1 for f in body.get("stackFrames", []) if is_chained(f))
+        chained = sum(1 for f in as_body(body, StackTraceBody).stack_frames if is_chained(f))
     except RelayError:
         chained = 0
     return real[:max_frames], total - chained
 
 
-async def _read_exception(session: Session, frames: list[dict[str, Any]], depth: int) -> dict[str, Any] | str:
+async def _read_exception(session: Session, frames: list[StackFrame], depth: int) -> dict[str, Any] | str:
     """The probe's account of the exception object; an error text when it cannot be read."""
     if not frames:
         return "no frame to read the exception from"
     try:
-        detail = await call_probe(session, int(frames[0]["id"]), f"exception({depth}, 10)")
+        detail = await call_probe(session, frames[0].id, f"exception({depth}, 10)")
     except ProbeUnavailable as exc:
         return str(exc)
     if detail is None:

@@ -12,6 +12,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from debugrelay.dap import StackFrame
 from debugrelay.errors import RelayError
 
 from ._frames import is_chained
@@ -44,12 +45,12 @@ Values = dict[str, tuple[str | None, str]]
 Read = tuple[Key, dict[str, Any], Values]
 
 
-async def _read_top(session: Session, frames: list[dict[str, Any]]) -> Read | None:
+async def _read_top(session: Session, frames: list[StackFrame]) -> Read | None:
     real = [f for f in frames if not is_chained(f)]
     if not real:
         return None
     top = real[0]
-    fid = int(top["id"])
+    fid = top.id
 
     async def frame_object_id() -> int | None:
         try:
@@ -72,17 +73,17 @@ async def _read_top(session: Session, frames: list[dict[str, Any]]) -> Read | No
         }
 
     obj_id, values = await gather_limited([frame_object_id(), locals_values()])
-    source = top.get("source") or {}
+    source = top.source
     where = {
-        "function": top.get("name"),
-        "file": session.to_local(source.get("path")) or source.get("name"),
-        "line": top.get("line"),
+        "function": top.name,
+        "file": (session.to_local(source.path) or source.name) if source else None,
+        "line": top.line,
     }
     key: Key = (where["file"], where["function"], len(real), obj_id)
     return key, where, values
 
 
-async def remember_stop(session: Session, stop: Stop, frames: list[dict[str, Any]]) -> None:
+async def remember_stop(session: Session, stop: Stop, frames: list[StackFrame]) -> None:
     """Keep the top frame's locals of this stop (called by the session as it records a stop)."""
     with contextlib.suppress(RelayError, KeyError, TypeError, ValueError):
         read = await _read_top(session, frames)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from debugrelay.dap import StackFrame
 from debugrelay.sessions import read_source
 
 if TYPE_CHECKING:
@@ -12,13 +13,13 @@ if TYPE_CHECKING:
 CHAINED_PREFIX = "[Chained Exc:"  # debugpy appends the frames of __cause__/__context__ tracebacks
 
 
-def is_chained(frame: dict[str, Any]) -> bool:
-    return str(frame.get("name", "")).startswith(CHAINED_PREFIX)
+def is_chained(frame: StackFrame) -> bool:
+    return frame.name.startswith(CHAINED_PREFIX)
 
 
-def is_external(frame: dict[str, Any]) -> bool:
-    path = str((frame.get("source") or {}).get("path") or "")
-    return frame.get("presentationHint") == "subtle" or any(
+def is_external(frame: StackFrame) -> bool:
+    path = (frame.source.path if frame.source else None) or ""
+    return frame.presentation_hint == "subtle" or any(
         mark in path for mark in ("site-packages", "/lib/python3", "<frozen")
     )
 
@@ -39,15 +40,15 @@ class SourceCache:
 
 
 def frame_view(
-    session: Session, index: int, frame: dict[str, Any], sources: SourceCache, around: int = 0
+    session: Session, index: int, frame: StackFrame, sources: SourceCache, around: int = 0
 ) -> dict[str, Any]:
     """``{index, function, file, line, source}``; ``source_available: false`` / ``is_external: true``
     when the frame has no readable source (exec'd code) or is library code."""
-    source = frame.get("source") or {}
-    path = session.to_local(source.get("path")) or source.get("name")
-    line = frame.get("line")
-    out: dict[str, Any] = {"index": index, "function": frame.get("name"), "file": path, "line": line}
-    lines = sources.lines(path) if not source.get("sourceReference") else None
+    source = frame.source
+    path = (session.to_local(source.path) or source.name) if source else None
+    line = frame.line
+    out: dict[str, Any] = {"index": index, "function": frame.name, "file": path, "line": line}
+    lines = sources.lines(path) if not (source and source.source_reference) else None
     if lines is None or not line or line > len(lines):
         out["source_available"] = False
     else:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from debugrelay.dap import CompletionsBody, EvaluateBody, ScopesBody, SetVariableBody, Source, ThreadsBody, as_body
 from debugrelay.errors import DebugpyError, EvaluationError, InvalidReference
 from debugrelay.models import (
     Completion,
@@ -34,13 +35,13 @@ if TYPE_CHECKING:
 
 async def threads(session: Session) -> Threads:
     """The target's threads; while paused, which are stopped and which one is current."""
-    body = await session.require_client().request("threads")
+    body = as_body(await session.require_client().request("threads"), ThreadsBody)
     stop = session.record.stop
     paused = session.status == "paused"
     found = []
-    for thread in body.get("threads", []):
-        tid = thread["id"]
-        view = ThreadView(id=tid, name=thread.get("name"), state="running")
+    for thread in body.threads:
+        tid = thread.id
+        view = ThreadView(id=tid, name=thread.name or None, state="running")
         if paused and stop is not None:
             view.state = "stopped" if stop.all_threads_stopped or stop.thread_id == tid else "running"
             view.is_current = stop.thread_id == tid
@@ -54,13 +55,12 @@ async def stacktrace(session: Session, thread_id: int | None, start: int, count:
     tid, frames, total = await session.frames(thread_id, start + count)
     views = []
     for index, frame in enumerate(frames[start : start + count], start=start):
-        source = frame.get("source") or {}
-        path = source.get("path")
-        view = FrameView(id=index, name=frame.get("name"), file=session.to_local(path) or source.get("name"))
-        view.line = frame.get("line")
-        if not path or source.get("sourceReference"):
+        source = frame.source or Source()
+        path = source.path
+        view = FrameView(id=index, name=frame.name, file=session.to_local(path) or source.name, line=frame.line)
+        if not path or source.source_reference:
             view.source_available = False
-        if frame.get("presentationHint") == "subtle" or is_library(path):
+        if frame.presentation_hint == "subtle" or is_library(path):
             view.is_external = True
         views.append(view)
     return StackTrace(thread_id=tid, total_frames=total, frames=views)
@@ -69,12 +69,12 @@ async def stacktrace(session: Session, thread_id: int | None, start: int, count:
 async def scopes(session: Session, index: int, thread_id: int | None = None) -> Scopes:
     session.require_paused()
     fid = await session.frame_id(index, thread_id)
-    body = await session.read("scopes", {"frameId": fid})
+    body = as_body(await session.read("scopes", {"frameId": fid}), ScopesBody)
     found = []
-    for scope in body.get("scopes", []):
-        ref = scope.get("variablesReference", 0)
+    for scope in body.scopes:
+        ref = scope.variables_reference
         session.remember_ref(ref, RefMeta(frame_id=fid, evaluate_name=None, chain=()))
-        found.append(ScopeView(name=scope.get("name"), reference=ref))
+        found.append(ScopeView(name=scope.name or None, reference=ref))
     return Scopes(scopes=found)
 
 
@@ -105,13 +105,14 @@ async def evaluate(
     fid = await session.frame_id(frame_index or 0, thread_id)
     session.invalidate_reads()  # an expression may change what the stop's variables show
     try:
-        body = await client.request("evaluate", {"expression": expression, "frameId": fid, "context": context})
+        answer = await client.request("evaluate", {"expression": expression, "frameId": fid, "context": context})
     except DebugpyError as exc:
         raise EvaluationError(
             last_line(exc.message), details={"expression": expression, "frame_id": frame_index or 0}
         ) from exc
-    result = EvaluateResult(result=body.get("result", ""), type=body.get("type") or None)
-    ref = body.get("variablesReference") or 0
+    body = as_body(answer, EvaluateBody)
+    result = EvaluateResult(result=body.result, type=body.type or None)
+    ref = body.variables_reference
     if ref:
         session.remember_ref(ref, RefMeta(frame_id=fid, evaluate_name=expression, chain=()))
         result.variable_reference, result.expandable = ref, True
@@ -125,17 +126,18 @@ async def set_variable(session: Session, ref: int, name: str, value: str) -> Set
     client = session.require_paused()
     session.invalidate_reads()
     try:
-        body = await client.request("setVariable", {"variablesReference": ref, "name": name, "value": value})
+        answer = await client.request("setVariable", {"variablesReference": ref, "name": name, "value": value})
     except DebugpyError as exc:
         raise EvaluationError(exc.message, details={"reference": ref, "name": name, "value": value}) from exc
-    return SetVariableResult(name=name, value=body.get("value"), type=body.get("type"))
+    body = as_body(answer, SetVariableBody)
+    return SetVariableResult(name=name, value=body.value, type=body.type)
 
 
 async def completions(session: Session, text: str, column: int | None, frame_index: int | None) -> list[Completion]:
     client = session.require_paused()
     fid = await session.frame_id(frame_index or 0)
-    body = await client.request("completions", {"text": text, "column": column or len(text) + 1, "frameId": fid})
-    return [Completion(label=t.get("label") or None, type=t.get("type") or None) for t in body.get("targets", [])]
+    answer = await client.request("completions", {"text": text, "column": column or len(text) + 1, "frameId": fid})
+    return [Completion(label=t.label or None, type=t.type or None) for t in as_body(answer, CompletionsBody).targets]
 
 
 def is_library(path: str | None) -> bool:

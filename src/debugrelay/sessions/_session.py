@@ -18,7 +18,19 @@ from typing import Any
 import msgspec
 
 from debugrelay.config import Settings
-from debugrelay.dap import ATTACH_ARGS, INITIALIZE_ARGS, DapClient
+from debugrelay.dap import (
+    ATTACH_ARGS,
+    INITIALIZE_ARGS,
+    DapClient,
+    ExitedEvent,
+    OutputEvent,
+    StackFrame,
+    StackTraceBody,
+    StoppedEvent,
+    ThreadEvent,
+    ThreadsBody,
+    as_body,
+)
 from debugrelay.errors import (
     DebugpyError,
     DebugpyTimeout,
@@ -67,7 +79,7 @@ class RefMeta:
     kind: str | None = None
 
 
-StopHook = Callable[["Session", Stop, list[dict[str, Any]]], Awaitable[None]]
+StopHook = Callable[["Session", Stop, list[StackFrame]], Awaitable[None]]
 
 
 def exception_filters_for(stop_on_exception: object) -> list[str]:
@@ -101,7 +113,7 @@ class Session:
         self.lock = asyncio.Lock()
         self._changed = asyncio.Event()
         self._run_epoch = 0
-        self._frames: dict[int, list[dict[str, Any]]] = {}
+        self._frames: dict[int, list[StackFrame]] = {}
         self._totals: dict[int, int] = {}
         self._refs: dict[int, RefMeta] = {}
         self._threads: dict[int, str] = {}
@@ -408,7 +420,7 @@ class Session:
     def replay_stop(self, body: dict[str, Any], known: Stop | None) -> None:
         """Show a stop the target is still in (it happened while the last relay was attached);
         ``known`` is that stop as recorded then, kept as it was when it is the same place."""
-        self.spawn(self._on_stopped(body, self._run_epoch, known))
+        self.spawn(self._on_stopped(as_body(body, StoppedEvent), self._run_epoch, known))
 
     async def finish_configure(self) -> None:
         """What follows ``attach`` when the last relay went away before ``configurationDone``."""
@@ -455,19 +467,19 @@ class Session:
 
     def _on_event(self, event: str, body: Any) -> None:
         if event == "output":
-            category = (body or {}).get("category", "console")
-            if category in ("stdout", "stderr") or (category == "console" and body.get("output")):
-                self.output.add("stdout" if category == "console" else category, body.get("output", ""))
+            out = as_body(body, OutputEvent)
+            if out.category in ("stdout", "stderr") or (out.category == "console" and out.output):
+                self.output.add("stdout" if out.category == "console" else out.category, out.output)
         elif event == "stopped":
-            self.spawn(self._on_stopped(body or {}, self._run_epoch))
+            self.spawn(self._on_stopped(as_body(body, StoppedEvent), self._run_epoch))
         elif event == "continued":
             self._on_continued()
         elif event == "thread":
-            tid = body.get("threadId")
-            if body.get("reason") == "exited":
-                self._threads.pop(tid, None)
+            thread = as_body(body, ThreadEvent)
+            if thread.reason == "exited" and thread.thread_id is not None:
+                self._threads.pop(thread.thread_id, None)
         elif event == "exited":
-            self.record.exit_code = body.get("exitCode")
+            self.record.exit_code = as_body(body, ExitedEvent).exit_code
         elif event in ("terminated", "_closed"):
             self.spawn(self._on_end(event))
 
@@ -481,25 +493,25 @@ class Session:
             self.record.stop = None
             self.notify()
 
-    async def _on_stopped(self, body: dict[str, Any], epoch: int, known: Stop | None = None) -> None:
+    async def _on_stopped(self, body: StoppedEvent, epoch: int, known: Stop | None = None) -> None:
         client = self.client
         if client is None:
             return
-        tid = int(body.get("threadId") or 0)
-        reason = body.get("reason", "pause")
+        tid = body.thread_id
+        reason = body.reason
         answers = await asyncio.gather(
             client.request("stackTrace", {"threadId": tid, "startFrame": 0, "levels": 50}),
             client.request("threads"),
             return_exceptions=True,
         )
-        trace = answers[0] if isinstance(answers[0], dict) else {"stackFrames": []}
-        listed = answers[1].get("threads", []) if isinstance(answers[1], dict) else []
+        trace = as_body(answers[0], StackTraceBody)  # a failed request (an exception) reads as empty
+        listed = as_body(answers[1], ThreadsBody).threads
         if epoch != self._run_epoch:
             return  # resumed meanwhile
-        self._threads = {t["id"]: t.get("name", "") for t in listed}
-        frames = trace.get("stackFrames", [])
+        self._threads = {t.id: t.name for t in listed}
+        frames = trace.stack_frames
         self._frames = {tid: frames}
-        self._totals = {tid: int(trace.get("totalFrames") or len(frames))}
+        self._totals = {tid: trace.total_frames or len(frames)}
         location = self._location(frames[0]) if frames else None
         if known is not None and known.thread_id == tid and known.location == location:
             # the same stop, shown again by a relay that took the session over: not a new one
@@ -518,7 +530,7 @@ class Session:
             with contextlib.suppress(RelayError):
                 await self.save()
             return
-        hit, entry = bps.on_hit(self.record, body.get("hitBreakpointIds") or [])
+        hit, entry = bps.on_hit(self.record, body.hit_breakpoint_ids)
         exception = None
         if reason == "exception":
             exception = await self._exception_info(client, tid, location)
@@ -534,10 +546,10 @@ class Session:
             reason=reason,
             thread_id=tid,
             location=location,
-            description=body.get("description") or body.get("text"),
+            description=body.description or body.text,
             breakpoint_ids=hit,
             exception=exception,
-            all_threads_stopped=bool(body.get("allThreadsStopped", True)),
+            all_threads_stopped=body.all_threads_stopped,
             threads=[StoppedThread(thread_id=t, name=n) for t, n in self._threads.items()] if len(listed) > 1 else [],
             at=time.time(),
             seq=self.record.stop_count,
@@ -579,13 +591,10 @@ class Session:
             location=location,
         )
 
-    def _location(self, frame: dict[str, Any]) -> Location:
-        source = frame.get("source") or {}
-        return Location(
-            file=self.to_local(source.get("path")) or source.get("name"),
-            line=frame.get("line"),
-            function=frame.get("name"),
-        )
+    def _location(self, frame: StackFrame) -> Location:
+        source = frame.source
+        path = self.to_local(source.path) if source is not None else None
+        return Location(file=path or (source.name if source else None), line=frame.line, function=frame.name)
 
     async def _on_end(self, why: str) -> None:
         if self._ending or self.status not in ACTIVE:
@@ -755,7 +764,7 @@ class Session:
         """Thread names as the target listed them (a stop names its threads)."""
         self._threads.update(names)
 
-    async def frames(self, thread_id: int | None = None, levels: int = 0) -> tuple[int, list[dict[str, Any]], int]:
+    async def frames(self, thread_id: int | None = None, levels: int = 0) -> tuple[int, list[StackFrame], int]:
         """(thread_id, DAP frames, total) for a paused thread, fetched once per stop."""
         client = self.require_paused()
         stop = self.record.stop
@@ -772,9 +781,10 @@ class Session:
                 details={"thread_id": tid},
                 hint="List the target's threads.",
             ) from exc
-        frames = body.get("stackFrames", [])
+        trace = as_body(body, StackTraceBody)
+        frames = trace.stack_frames
         self._frames[tid] = frames
-        self._totals[tid] = int(body.get("totalFrames") or len(frames))
+        self._totals[tid] = trace.total_frames or len(frames)
         return tid, frames, self._totals[tid]
 
     async def frame_id(self, index: int, thread_id: int | None = None) -> int:
@@ -788,14 +798,14 @@ class Session:
                 details={"frame_id": index, "total_frames": total},
                 hint="Frame ids are indexes into the stack trace (0 = top).",
             )
-        return int(frames[index]["id"])
+        return frames[index].id
 
     def stop_files(self) -> set[str]:
         """The files of the frames read at the current stop, as the user sees them."""
         files = set()
         for frames in self._frames.values():
             for frame in frames:
-                path = self.to_local((frame.get("source") or {}).get("path"))
+                path = self.to_local(frame.source.path) if frame.source else None
                 if path:
                     files.add(path)
         return files

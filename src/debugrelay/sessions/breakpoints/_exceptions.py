@@ -6,6 +6,7 @@ import ast
 import re
 from typing import TYPE_CHECKING, Any
 
+from debugrelay.dap import StackFrame
 from debugrelay.errors import InvalidRequest, InvalidState, RelayError
 from debugrelay.models import ExceptionFilters, ExceptionInfo
 
@@ -81,7 +82,7 @@ async def apply_exception_filters(session: Session) -> None:
     rt.filter_types = filter_types
 
 
-async def exception_wanted(session: Session, frames: list[dict[str, Any]], info: ExceptionInfo) -> bool:
+async def exception_wanted(session: Session, frames: list[StackFrame], info: ExceptionInfo) -> bool:
     """Whether an exception stop is one the agent asked for.
 
     debugpy's "raised" pauses again in every frame the same exception passes through on its way
@@ -110,15 +111,13 @@ _FACTS = (
 )
 
 
-async def _exception_facts(session: Session, frames: list[dict[str, Any]]) -> tuple[bool, list[tuple[str, str]]] | None:
+async def _exception_facts(session: Session, frames: list[StackFrame]) -> tuple[bool, list[tuple[str, str]]] | None:
     """(whether the relay already looked at this exception object, (module, qualname) of its classes)."""
     client = live_client(session)
     if client is None or not frames:
         return None
     try:
-        body = await client.request(
-            "evaluate", {"expression": _FACTS, "frameId": frames[0]["id"], "context": "clipboard"}
-        )
+        body = await client.request("evaluate", {"expression": _FACTS, "frameId": frames[0].id, "context": "clipboard"})
         seen, *classes = str(ast.literal_eval(body.get("result", ""))).split(" ")
     except (RelayError, ValueError, SyntaxError, TypeError):
         return None

@@ -8,6 +8,7 @@ import hashlib
 import logging
 from typing import TYPE_CHECKING, Any
 
+from debugrelay.dap import BreakpointsBody, as_body
 from debugrelay.errors import DebugpyError, RelayError
 from debugrelay.models import BreakpointRecord, SessionRecord
 
@@ -224,15 +225,15 @@ async def sync_file(session: Session, path: str) -> None:
         sent.append({"line": line, **args})
     remote = session.target.to_remote_path(path) if session.target else path
     body = await client.request("setBreakpoints", {"source": {"path": remote}, "breakpoints": sent})
-    for line, answer in zip(lines, body.get("breakpoints", []), strict=False):
+    for line, answer in zip(lines, as_body(body, BreakpointsBody).breakpoints, strict=False):
         group = by_line[line]
         for bp in group:
-            bp.dap_id = answer.get("id")
-            actual = answer.get("line")
+            bp.dap_id = answer.id
+            actual = answer.line
             bp.actual_line = actual if actual not in (None, line) else None
-            if not answer.get("verified", False):
+            if not answer.verified:
                 bp.verified = False
-                bp.message = answer.get("message") or "debugpy could not verify this breakpoint"
+                bp.message = answer.message or "debugpy could not verify this breakpoint"
             elif bp.actual_line is not None:
                 bp.message = f"debugpy moved this breakpoint to line {actual}; it pauses there."
             if bp is not group[0] and settings_of(bp)[:3] != settings_of(group[0])[:3]:
@@ -263,8 +264,8 @@ async def sync_functions(session: Session) -> None:
         "setFunctionBreakpoints",
         {"breakpoints": [{"name": b.function, **_dap_args(session.record, b)} for b in active]},
     )
-    for bp, answer in zip(active, body.get("breakpoints", []), strict=False):
-        bp.dap_id = answer.get("id")
+    for bp, answer in zip(active, as_body(body, BreakpointsBody).breakpoints, strict=False):
+        bp.dap_id = answer.id
 
 
 def on_hit(record: SessionRecord, dap_ids: list[int]) -> tuple[list[str], bool]:

@@ -1,0 +1,118 @@
+"""Typed bodies of the DAP answers and events the relay reads from debugpy.
+
+Field names are DAP's (camelCase on the wire); fields the relay does not read are ignored, and every
+field has a default, so a body debugpy shortens still decodes. Decoders are built once per type.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import msgspec
+
+
+class Body(msgspec.Struct, rename="camel", kw_only=True):
+    """Base of the bodies: camelCase on the wire, unknown fields accepted."""
+
+
+class Source(Body):
+    path: str | None = None
+    name: str | None = None
+    source_reference: int = 0
+
+
+class StackFrame(Body):
+    id: int
+    name: str = ""
+    line: int = 0
+    column: int = 0
+    source: Source | None = None
+    presentation_hint: str | None = None
+
+
+class StackTraceBody(Body):
+    stack_frames: list[StackFrame] = msgspec.field(default_factory=list)
+    total_frames: int | None = None
+
+
+class Thread(Body):
+    id: int
+    name: str = ""
+
+
+class ThreadsBody(Body):
+    threads: list[Thread] = msgspec.field(default_factory=list)
+
+
+class Scope(Body):
+    name: str = ""
+    variables_reference: int = 0
+
+
+class ScopesBody(Body):
+    scopes: list[Scope] = msgspec.field(default_factory=list)
+
+
+class EvaluateBody(Body):
+    result: str = ""
+    type: str | None = None
+    variables_reference: int = 0
+
+
+class SetVariableBody(Body):
+    value: str | None = None
+    type: str | None = None
+
+
+class CompletionItem(Body):
+    label: str = ""
+    type: str | None = None
+
+
+class CompletionsBody(Body):
+    targets: list[CompletionItem] = msgspec.field(default_factory=list)
+
+
+class Breakpoint(Body):
+    id: int | None = None
+    verified: bool = False
+    line: int | None = None
+    message: str | None = None
+
+
+class BreakpointsBody(Body):
+    breakpoints: list[Breakpoint] = msgspec.field(default_factory=list)
+
+
+class StoppedEvent(Body):
+    reason: str = "pause"
+    thread_id: int = 0
+    description: str | None = None
+    text: str | None = None
+    all_threads_stopped: bool = True
+    hit_breakpoint_ids: list[int] = msgspec.field(default_factory=list)
+
+
+class OutputEvent(Body):
+    category: str = "console"
+    output: str = ""
+
+
+class ExitedEvent(Body):
+    exit_code: int | None = None
+
+
+class ThreadEvent(Body):
+    reason: str = ""
+    thread_id: int | None = None
+
+
+B = TypeVar("B", bound=Body)
+
+
+def as_body(data: Any, kind: type[B]) -> B:
+    """A decoded body as ``kind``; a malformed one is an empty body (every field of a body has a default)."""
+    try:
+        return msgspec.convert(data if isinstance(data, dict) else {}, kind)
+    except msgspec.ValidationError:
+        return kind()
