@@ -1,24 +1,32 @@
-"""How many sessions survive a kill -9 of the relay, and how long the next relay takes to re-attach.
+"""Do paused programs stay paused through a kill -9 of the relay, and how soon is every session served?
 
-    .venv/bin/python bench/restart.py [--sessions 20] [--rounds 3]
+    .venv/bin/python bench/restart.py [--local 10] [--containers 10] [--rounds 3]
 
-Starts a redis-server (AOF, temp dir) and a relay on it, creates N sessions on a target that ticks
-forever with a breakpoint on its tick line (half left paused there, half running with a
-conditional breakpoint), then per round: kill -9 the relay, start a new one, and measure
-- survived: sessions listed, re-attached (``recovered``) and stopping at their breakpoint again;
-- time from starting the new relay process to all re-attached (the relay's own recovery record),
-  and the part of it the recovery itself took.
-A last round restarts gracefully (SIGTERM: targets are left running for the next relay).
-Prints a JSON summary and writes it to bench/results/restart.json. Every process started is ended
-by PID.
+Starts a redis-server (AOF, temp dir) and a relay on it (warm pools on: 2 local interpreters, 1
+container per folder), and creates sessions on a target that ticks forever (local ones, and container
+ones where Docker and the target image are present): half paused at an unconditional breakpoint on
+the tick line, half running with a conditional one there (``count % 10 == 0``: every 2 s). Then per
+round (``--rounds`` times kill -9, then one graceful SIGTERM) it starts a new relay and measures
+- paused: sessions still paused where they were (recovered, same line, and ``evaluate count``
+  gives the value it gave before the kill), left paused for the next round;
+- running: sessions stopping at their breakpoint again (then continued, for the next round);
+- the time from starting the new relay process to every session served (``/status`` answers,
+  recovered, a paused one shown paused), to its ``/health``, and the relay's own recovery time.
+Prints one JSON line per round and a summary, written to bench/results/restart.json. Everything it
+starts is ended, also on failure: sessions deleted through the relay, then the relay, redis-server,
+each target process (by PID) and container (by id) the store names, and any container or network
+labelled with this run's store.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import hashlib
 import json
 import os
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -36,6 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TICK = str(ROOT / "tests" / "targets" / "persist_tick.py")
 TICK_LINE = next(i for i, line in enumerate(Path(TICK).read_text().splitlines(), 1) if line.endswith("# tick"))
 RESULTS = ROOT / "bench" / "results"
+IMAGE = "debugrelay/target:latest"
 
 
 def free_port() -> int:
@@ -55,16 +64,25 @@ def until(check: Any, what: str, seconds: float = 60.0) -> Any:
     raise RuntimeError(f"timed out waiting for {what}")
 
 
+def expect(response: httpx.Response) -> Any:
+    if response.status_code >= 300:
+        raise RuntimeError(
+            f"{response.request.method} {response.request.url.path}: {response.status_code} {response.text[:500]}"
+        )
+    return response.json()
+
+
 class Relay:
     def __init__(self, workdir: Path, env: dict[str, str]) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = workdir / f"relay-{self.port}.log"
-        self.started = time.time()
+        self.started = time.monotonic()
+        base = {k: v for k, v in os.environ.items() if not k.startswith("DEBUGRELAY_")}
         with self.log.open("wb") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "debugrelay.cli", "serve", "--port", str(self.port)],
-                env={**os.environ, **env},
+                env={**base, **env},
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 cwd=ROOT,
@@ -73,14 +91,18 @@ class Relay:
 
         def healthy() -> bool:
             if self.proc.poll() is not None:
-                raise RuntimeError(self.log.read_text())
+                raise RuntimeError(self.log.read_text()[-3000:])
             try:
                 return self.http.get("/health").status_code == 200
             except httpx.TransportError:
                 return False
 
-        until(healthy, "the relay to answer")
-        self.ready = time.time()
+        try:
+            until(healthy, "the relay to answer")
+        except BaseException:
+            self.kill()
+            raise
+        self.ready = time.monotonic()
 
     def kill(self) -> None:
         self.http.close()
@@ -92,146 +114,233 @@ class Relay:
         self.http.close()
         if self.proc.poll() is None:
             self.proc.terminate()
-            self.proc.wait(30)
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
 
 
-def make_sessions(relay: Relay, count: int) -> list[str]:
-    ids = []
-    for index in range(count):
-        running = index % 2 == 1
-        sid = relay.http.post("/sessions", json={"name": f"bench-{index}"}).json()["session_id"]
-        bp: dict[str, Any] = {"source": {"path": TICK}, "line": TICK_LINE}
-        if running:
-            bp["condition"] = "count % 10 == 0"  # hits every 2 s
-        relay.http.post(f"/sessions/{sid}/breakpoints", json=bp).raise_for_status()
-        launch = {"script": TICK, "env": {"TICK_SECONDS": "0.2"}}  # light: 20 targets share the machine
-        relay.http.post(f"/sessions/{sid}/launch", json=launch).raise_for_status()
-        assert relay.http.post(f"/sessions/{sid}/wait", json={"timeout": 30}).json()["status"] == "paused"
-        if running:
-            relay.http.post(f"/sessions/{sid}/continue").raise_for_status()
-        ids.append(sid)
-    return ids
+class Plan:
+    """One session of the run: where it runs, whether it is left paused, what it evaluated to."""
+
+    def __init__(self, sid: str, launcher: str, paused: bool) -> None:
+        self.sid = sid
+        self.launcher = launcher
+        self.paused = paused
+        self.value: str | None = None
+        self.pooled = False
 
 
-def survived(relay: Relay, sid: str) -> bool:
-    """Listed, re-attached, and stopping at its breakpoint again (continued from there once)."""
-    status = relay.http.post(f"/sessions/{sid}/wait", json={"timeout": 30}).json()
-    if not (
-        status.get("recovered")
-        and status.get("status") == "paused"
-        and status.get("location", {}).get("line") == TICK_LINE
-    ):
+def make_session(http: httpx.Client, index: int, launcher: str, paused: bool) -> Plan:
+    sid = expect(http.post("/sessions", json={"name": f"bench-{launcher}-{index}"}))["session_id"]
+    bp: dict[str, Any] = {"source": {"path": TICK}, "line": TICK_LINE}
+    if not paused:
+        bp["condition"] = "count % 10 == 0"  # every 2 s at TICK_SECONDS=0.2
+    expect(http.post(f"/sessions/{sid}/breakpoints", json=bp))
+    launch = {"script": TICK, "launcher": launcher, "env": {"TICK_SECONDS": "0.2"}}  # light: 20 targets share 2 CPUs
+    expect(http.post(f"/sessions/{sid}/launch", json=launch))
+    status = expect(http.post(f"/sessions/{sid}/wait", json={"timeout": 60}))
+    if status["status"] != "paused" or status["location"]["line"] != TICK_LINE:
+        raise RuntimeError(f"session {sid} did not stop at its breakpoint: {status}")
+    plan = Plan(sid, launcher, paused)
+    plan.pooled = bool(expect(http.get(f"/sessions/{sid}"))["target"].get("pooled"))
+    if paused:
+        plan.value = evaluate(http, sid)
+    else:
+        expect(http.post(f"/sessions/{sid}/continue"))
+    return plan
+
+
+def evaluate(http: httpx.Client, sid: str) -> str:
+    result: str = expect(http.post(f"/sessions/{sid}/evaluate", json={"expression": "count"}))["result"]
+    return result
+
+
+def served(relay: Relay, plans: list[Plan]) -> float:
+    """Seconds from starting the relay process until every session answered its status, recovered
+    (a paused one shown paused)."""
+    pending = {plan.sid: plan for plan in plans}
+
+    def check() -> bool:
+        for sid, plan in list(pending.items()):
+            response = relay.http.get(f"/sessions/{sid}/status")
+            if response.status_code != 200:
+                continue
+            status = response.json()
+            if status.get("recovered") and status["status"] in (("paused",) if plan.paused else ("running", "paused")):
+                del pending[sid]
+        return not pending
+
+    until(check, "every session served", 120)
+    return time.monotonic() - relay.started
+
+
+def still_paused(relay: Relay, plan: Plan) -> bool:
+    """Paused where it was: recovered, same line, same value."""
+    status = expect(relay.http.post(f"/sessions/{plan.sid}/wait", json={"timeout": 30}))
+    where = status.get("location") or {}
+    if not (status.get("recovered") and status.get("status") == "paused" and where.get("line") == TICK_LINE):
         return False
-    relay.http.post(f"/sessions/{sid}/continue").raise_for_status()
-    again = relay.http.post(f"/sessions/{sid}/wait", json={"timeout": 30}).json()
-    return bool(again.get("status") == "paused" and again.get("location", {}).get("line") == TICK_LINE)
+    return evaluate(relay.http, plan.sid) == plan.value
+
+
+def stops_again(relay: Relay, plan: Plan) -> bool:
+    """A running session stops at its breakpoint again; it is continued for the next round."""
+    status = expect(relay.http.post(f"/sessions/{plan.sid}/wait", json={"timeout": 30}))
+    where = status.get("location") or {}
+    stopped = bool(status.get("recovered") and status.get("status") == "paused" and where.get("line") == TICK_LINE)
+    if status.get("status") == "paused":
+        expect(relay.http.post(f"/sessions/{plan.sid}/continue"))
+    return stopped
 
 
 def round_trip(
-    workdir: Path, env: dict[str, str], old: Relay, ids: list[str], how: str
+    workdir: Path, env: dict[str, str], old: Relay, plans: list[Plan], how: str
 ) -> tuple[Relay, dict[str, Any]]:
     (old.kill if how == "kill -9" else old.terminate)()
     relay = Relay(workdir, env)
+    all_served = served(relay, plans)
     recovery = until(
         lambda: (r := relay.http.get("/cluster").json()["recovery"])["state"] == "done" and r, "recovery to finish"
     )
-    listed = {s["session_id"] for s in relay.http.get("/sessions").json()["sessions"]}
-    ok = [sid for sid in ids if sid in listed and survived(relay, sid)]
-    return relay, {
-        "restart": how,
-        "sessions": len(ids),
-        "survived": len(ok),
-        "listed": len(listed & set(ids)),
-        "start_to_all_reattached_s": round(recovery["finished_at"] - relay.started, 3),
-        "start_to_ready_s": round(relay.ready - relay.started, 3),
-        "recovery_s": recovery["seconds"],
-        "reattached": recovery.get("reattached", 0),
-    }
+    listed = {s["session_id"] for s in expect(relay.http.get("/sessions"))["sessions"]}
+    result: dict[str, Any] = {"restart": how, "sessions": len(plans), "listed": len(listed & {p.sid for p in plans})}
+    for launcher in sorted({p.launcher for p in plans}):
+        mine = [p for p in plans if p.launcher == launcher]
+        paused = [p for p in mine if p.paused]
+        running = [p for p in mine if not p.paused]
+        result[launcher] = {
+            "paused_kept": f"{sum(still_paused(relay, p) for p in paused)}/{len(paused)}",
+            "running_stopped_again": f"{sum(stops_again(relay, p) for p in running)}/{len(running)}",
+        }
+    result.update(
+        start_to_all_served_s=round(all_served, 3),
+        start_to_health_s=round(relay.ready - relay.started, 3),
+        recovery_s=recovery["seconds"],
+        reattached=recovery.get("reattached", 0),
+    )
+    return relay, result
 
 
-def kill_targets(client: redis.Redis, namespace: str) -> None:
-    """End the sessions' targets and their debugpy adapters, each by PID (checked: same debugpy port)."""
+def store_id(url: str, namespace: str) -> str:
+    """The label the relay puts on the containers and networks of this store (see DockerLauncher.store_id)."""
+    return "redis:" + hashlib.sha256(f"{url}\0{namespace}".encode()).hexdigest()[:24]
+
+
+def docker_client() -> Any:
+    """A Docker client when the engine and the target image are there, else None."""
+    try:
+        import docker
+
+        client = docker.from_env()  # type: ignore[attr-defined]
+        client.ping()
+        client.images.get(IMAGE)
+    except Exception:
+        return None
+    return client
+
+
+def end_targets(client: redis.Redis, namespace: str, engine: Any, store: str) -> None:
+    """End every target the store names (local: keeper and adapter by PID, checked; containers by id),
+    then whatever container or network still carries this store's label."""
     from debugrelay.launchers import kill_tree
     from debugrelay.launchers.orphan import OrphanTarget
 
     for raw in client.hvals(f"{namespace}:sessions"):
         described = json.loads(raw).get("target") or {}
+        if described.get("container_id") and engine is not None:
+            with contextlib.suppress(Exception):
+                engine.containers.get(described["container_id"]).remove(force=True, v=True)
+            continue
         target = OrphanTarget.find(described)
         if target is not None:
             kill_tree(target.proc.pid)
         adapter = described.get("adapter_pid")
-        is_adapter = (
-            isinstance(adapter, int)
-            and psutil.pid_exists(adapter)
-            and "debugpy" in " ".join(psutil.Process(adapter).cmdline())
-        )
-        if is_adapter:
-            kill_tree(adapter)
+        with contextlib.suppress(psutil.Error):
+            if isinstance(adapter, int) and "debugpy" in " ".join(psutil.Process(adapter).cmdline()):
+                kill_tree(adapter)
+    if engine is None:
+        return
+    with contextlib.suppress(Exception):
+        for container in engine.containers.list(all=True, filters={"label": f"debugrelay.store={store}"}):
+            with contextlib.suppress(Exception):
+                container.remove(force=True, v=True)
+    with contextlib.suppress(Exception):
+        for network in engine.networks.list(filters={"label": f"debugrelay.store={store}"}):
+            with contextlib.suppress(Exception):
+                network.remove()
+
+
+def start_redis(workdir: Path, port: int) -> subprocess.Popen[bytes]:
+    redis_bin = shutil.which("redis-server") or "/usr/bin/redis-server"
+    argv = [redis_bin, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(workdir), "--appendonly", "yes"]
+    return subprocess.Popen([*argv, "--save", ""], stdout=subprocess.DEVNULL)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sessions", type=int, default=20)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--local", type=int, default=10, help="sessions on local targets")
+    parser.add_argument("--containers", type=int, default=10, help="sessions on containers (where Docker is)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of kill -9 (then one graceful restart)")
     args = parser.parse_args()
+    engine = docker_client() if args.containers else None
+    containers = args.containers if engine is not None else 0
     workdir = Path(tempfile.mkdtemp(prefix="debugrelay-bench-"))
     port = free_port()
-    redis_bin = shutil.which("redis-server") or "/usr/bin/redis-server"
-    server = subprocess.Popen(
-        [
-            redis_bin,
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--dir",
-            str(workdir),
-            "--appendonly",
-            "yes",
-            "--save",
-            "",
-        ],
-        stdout=subprocess.DEVNULL,
-    )
+    server = start_redis(workdir, port)
     client = redis.Redis(port=port)
-    until(lambda: _ping(client), "redis-server")
     namespace = "bench"
+    url = f"redis://127.0.0.1:{port}/0"
     env = {
-        "DEBUGRELAY_REDIS_URL": f"redis://127.0.0.1:{port}/0",
+        "DEBUGRELAY_REDIS_URL": url,
         "DEBUGRELAY_REDIS_NAMESPACE": namespace,
         "DEBUGRELAY_STATE_DIR": str(workdir / "state"),
+        "DEBUGRELAY_POOL_SIZE": "2",
+        "DEBUGRELAY_DOCKER_POOL_SIZE": "1",
     }
     relay: Relay | None = None
     rounds: list[dict[str, Any]] = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
     try:
+        until(lambda: _ping(client), "redis-server")
         relay = Relay(workdir, env)
         began = time.monotonic()
-        ids = make_sessions(relay, args.sessions)
+        plans = [make_session(relay.http, i, "local", i % 2 == 0) for i in range(args.local)]
+        plans += [make_session(relay.http, i, "docker", i % 2 == 0) for i in range(containers)]
         setup = time.monotonic() - began
         for _ in range(args.rounds):
-            relay, result = round_trip(workdir, env, relay, ids, "kill -9")
+            relay, result = round_trip(workdir, env, relay, plans, "kill -9")
             rounds.append(result)
             print(json.dumps(result), flush=True)
-        relay, result = round_trip(workdir, env, relay, ids, "SIGTERM (graceful)")
+        relay, result = round_trip(workdir, env, relay, plans, "SIGTERM (graceful)")
         rounds.append(result)
         print(json.dumps(result), flush=True)
     finally:
+        signal.signal(signal.SIGTERM, previous)
         if relay is not None:
-            relay.kill()
-        kill_targets(client, namespace)
+            with contextlib.suppress(Exception):
+                for session in expect(relay.http.get("/sessions"))["sessions"]:
+                    relay.http.delete(f"/sessions/{session['session_id']}")
+            relay.terminate()  # its warm pools end with it
+        with contextlib.suppress(Exception):
+            end_targets(client, namespace, engine, store_id(url, namespace))
         client.close()
         server.terminate()
         server.wait(20)
+        if engine is not None:
+            engine.close()
         shutil.rmtree(workdir, ignore_errors=True)
     killed = [r for r in rounds if r["restart"] == "kill -9"]
     summary = {
-        "sessions": args.sessions,
+        "command": "python bench/restart.py " + " ".join(sys.argv[1:]),
+        "sessions": {"local": args.local, "docker": containers},
+        "pooled_at_launch": {k: sum(p.pooled for p in plans if p.launcher == k) for k in ("local", "docker")},
         "setup_s": round(setup, 2),
         "kill9_rounds": len(killed),
-        "kill9_survived": [r["survived"] for r in killed],
-        "kill9_start_to_all_reattached_s_median": statistics.median(r["start_to_all_reattached_s"] for r in killed),
+        "kill9_start_to_all_served_s_median": statistics.median(r["start_to_all_served_s"] for r in killed),
+        "kill9_start_to_health_s_median": statistics.median(r["start_to_health_s"] for r in killed),
         "kill9_recovery_s_median": statistics.median(r["recovery_s"] for r in killed),
-        "kill9_start_to_ready_s_median": statistics.median(r["start_to_ready_s"] for r in killed),
         "rounds": rounds,
         "python": sys.version.split()[0],
         "cpus": os.cpu_count(),

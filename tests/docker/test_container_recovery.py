@@ -20,12 +20,18 @@ GATE = target("keeper_gate.py")
 
 
 def launch_in_container(
-    http: httpx.Client, script: str, line: int | None = None, args: list[str] | None = None, **bp: Any
+    http: httpx.Client,
+    script: str,
+    line: int | None = None,
+    args: list[str] | None = None,
+    *,
+    pool: bool = False,
+    **bp: Any,
 ) -> str:
     sid: str = ok(http.post("/sessions", json={}), 201)["session_id"]
     if line is not None:
         ok(http.post(f"/sessions/{sid}/breakpoints", json={"source": {"path": script}, "line": line, **bp}))
-    launch = {"script": script, "launcher": "docker", "args": args or [], "pool": False}
+    launch = {"script": script, "launcher": "docker", "args": args or [], "pool": pool}
     ok(http.post(f"/sessions/{sid}/launch", json=launch))
     return sid
 
@@ -94,6 +100,42 @@ def test_a_container_paused_at_a_conditional_breakpoint_stays_paused(docker_clie
     ended = wait(second.http, sid)
     assert ended["status"] == "terminated" and ended["exit_code"] == 0
     ok(second.http.delete(f"/sessions/{sid}"))
+
+
+def test_a_warm_container_stays_paused_through_a_relay_kill(docker_client: Any, cluster: Cluster) -> None:
+    line = line_of(COUNT, "count")
+    first = cluster.relay(DEBUGRELAY_DOCKER_POOL_SIZE="1", DEBUGRELAY_POOL_SIZE="0")
+    cold = launch_in_container(first.http, COUNT, pool=True)  # the first launch in a folder makes it warm
+    assert wait(first.http, cold)["exit_code"] == 0
+
+    def warm_ready() -> bool:
+        pool = ok(first.http.get("/pool"))["pools"]["docker"]
+        return any(k["ready"] >= 1 for k in pool["keys"]) and not pool["starting"]
+
+    poll(warm_ready, timeout=120, what="a warm container")
+    sid = launch_in_container(first.http, COUNT, line, ["0"], pool=True, condition="i == 5")
+    assert wait(first.http, sid)["status"] == "paused"
+    assert evaluate(first.http, sid, "i") == "5"
+    detail = ok(first.http.get(f"/sessions/{sid}"))
+    assert detail["target"]["pooled"] is True and detail["survives_relay_restart"] is True
+    container = docker_client.containers.get(detail["target"]["container_id"])
+    assert container.attrs["Config"]["User"] == "10001:10001"
+    assert container.attrs["HostConfig"]["ReadonlyRootfs"] is True
+
+    first.proc.kill()
+    first.proc.wait(10)
+
+    second = cluster.relay(DEBUGRELAY_POOL_SIZE="0")
+    again = wait(second.http, sid)
+    assert again["status"] == "paused" and again["recovered"] is True
+    assert again["location"]["line"] == line
+    assert evaluate(second.http, sid, "i") == "5"
+    ok(second.http.post(f"/sessions/{sid}/continue"))
+    ended = wait(second.http, sid)
+    assert ended["status"] == "terminated" and ended["exit_code"] == 0
+    ok(second.http.delete(f"/sessions/{sid}"))
+    ok(second.http.delete(f"/sessions/{cold}"))
+    assert docker_client.containers.list(all=True, filters={"id": container.id}) == []
 
 
 def test_a_container_that_ends_while_no_relay_runs_keeps_its_exit_code(

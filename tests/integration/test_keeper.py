@@ -25,13 +25,20 @@ GATE = target("keeper_gate.py")
 GATE_LINE = line_of(GATE, "stop here")
 
 
-def launched(http: httpx.Client, script: str, args: list[str], line: int | None = None, **bp: Any) -> str:
+def launched(
+    http: httpx.Client, script: str, args: list[str], line: int | None = None, *, pool: bool = False, **bp: Any
+) -> str:
     sid: str = ok(http.post("/sessions", json={}), 201)["session_id"]
     if line is not None:
         body = {"source": {"path": script}, "line": line, **bp}
         ok(http.post(f"/sessions/{sid}/breakpoints", json=body))
-    ok(http.post(f"/sessions/{sid}/launch", json={"script": script, "args": args, "pool": False}))
+    ok(http.post(f"/sessions/{sid}/launch", json={"script": script, "args": args, "pool": pool}))
     return sid
+
+
+def pool_ready(http: httpx.Client) -> bool:
+    local = ok(http.get("/pool"))["pools"]["local"]
+    return bool(local["ready"] >= 1)
 
 
 def wait(http: httpx.Client, sid: str) -> dict[str, Any]:
@@ -85,14 +92,18 @@ def gone(pid: int) -> bool:
         return True
 
 
-def test_a_paused_target_stays_paused_through_a_relay_kill(cluster: Cluster) -> None:
+@pytest.mark.parametrize("start", ["cold", "warm"])
+def test_a_paused_target_stays_paused_through_a_relay_kill(cluster: Cluster, start: str) -> None:
     first = cluster.relay()
-    sid = launched(first.http, COUNT, ["0"], COUNT_LINE, condition="i == 5")
+    if start == "warm":
+        poll(lambda: pool_ready(first.http), timeout=60, what="a warm target in the pool")
+    sid = launched(first.http, COUNT, ["0"], COUNT_LINE, pool=start == "warm", condition="i == 5")
     status = wait(first.http, sid)
     assert status["status"] == "paused" and status["location"]["line"] == COUNT_LINE
     assert evaluate(first.http, sid, "i") == "5"
     detail = ok(first.http.get(f"/sessions/{sid}"))
     assert detail["survives_relay_restart"] is True
+    assert detail["target"].get("pooled", False) is (start == "warm")
     pid = detail["target"]["pid"]
 
     kill(first)

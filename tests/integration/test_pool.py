@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import signal
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +13,7 @@ import httpx
 import psutil
 import pytest
 
+from debugrelay.dap import DapClient
 from tests.conftest import Relay, Sessions, ok, target, until
 
 pytestmark = pytest.mark.integration
@@ -48,6 +51,11 @@ def output_of(api: httpx.Client, sid: str) -> dict[str, str]:
 def pooled_processes(relay: Relay) -> list[psutil.Process]:
     """The relay's warm interpreters not handed out yet (children of the relay running the pool program)."""
     return [p for p in psutil.Process(relay.proc.pid).children() if "_debugrelay_pool" in " ".join(p.cmdline())]
+
+
+def debugpy_port(cmdline: list[str]) -> str:
+    """The port debugpy listens on behind a keeper (the last ``--listen`` of the keeper's command line)."""
+    return [arg for i, arg in enumerate(cmdline) if i and cmdline[i - 1] == "--listen"][-1].rsplit(":", 1)[1]
 
 
 @pytest.fixture
@@ -123,6 +131,41 @@ def test_the_first_line_stops_and_the_stack_shows_only_the_program(warm: httpx.C
     assert [f["file"] for f in frames] == [basic]  # nothing of the pooled program shows
 
 
+def strangers_knock(port: int) -> None:
+    """A DAP client that skips the keeper's proof, and one with a wrong proof: both are shut out."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        assert sock.recv(100).startswith(b"DEBUGRELAY-KEEPER/1 ")
+        body = json.dumps({"seq": 1, "type": "request", "command": "initialize", "arguments": {"adapterID": "x"}})
+        sock.sendall(f"Content-Length: {len(body)}\r\n\r\n{body}".encode())
+        assert sock.recv(100) == b""
+    with pytest.raises(ConnectionError):
+        asyncio.run(DapClient.connect("127.0.0.1", port, secret="0" * 64))
+
+
+def test_only_the_relay_gets_into_a_warm_target(relay: Relay, warm: httpx.Client, sessions: Sessions) -> None:
+    # one still in the pool: its keeper listens, and lets nobody in but the relay that made it
+    keeper = pooled_processes(relay)[0]
+    cmdline = keeper.cmdline()
+    strangers_knock(int(cmdline[cmdline.index("--listen") + 1].rsplit(":", 1)[1]))
+
+    basic = target("basic.py")
+    sid = sessions.create()
+    sessions.launch(sid, basic, stop_on_entry=True)
+    assert sessions.wait(sid)["status"] == "paused"
+    detail = ok(warm.get(f"/sessions/{sid}"))
+    assert detail["target"]["pooled"] is True
+    assert detail["survives_relay_restart"] is True
+    strangers_knock(detail["target"]["port"])
+
+    # nothing changed: still paused at its first line, still driven by the relay
+    frames = ok(warm.get(f"/sessions/{sid}/stacktrace"))["frames"]
+    assert [f["file"] for f in frames] == [basic]
+    assert Path(detail["target"]["log"]).read_text().count("refused a connection") >= 2
+    ok(warm.post(f"/sessions/{sid}/continue"))
+    assert sessions.wait(sid)["exit_code"] == 0
+    assert "secret" not in json.dumps(detail)
+
+
 def test_a_module_runs_as_main_from_a_warm_target(warm: httpx.Client, sessions: Sessions) -> None:
     sid = sessions.create()
     folder = str(Path(target("multi.py")).parent)
@@ -190,9 +233,11 @@ def test_no_pooled_process_outlives_the_relay(tmp_path: Path, how: str) -> None:
     relay = Relay(tmp_path, env={"DEBUGRELAY_POOL_SIZE": "3"})
     try:
         until(lambda: full(relay.http), "the pool to be full", seconds=60)
-        warm = pooled_processes(relay)
-        assert len(warm) == 3
-        ports = [p.cmdline()[p.cmdline().index("--listen") + 1].rsplit(":", 1)[1] for p in warm]
+        keepers = pooled_processes(relay)
+        assert len(keepers) == 3
+        warm = [*keepers, *(child for keeper in keepers for child in keeper.children())]
+        assert len(warm) == 6
+        ports = [debugpy_port(keeper.cmdline()) for keeper in keepers]
         adapters = [
             p
             for p in psutil.process_iter(["cmdline"])

@@ -1,7 +1,8 @@
 """A warm debug target: an interpreter that has imported debugpy and listens before it knows what to run.
 
-debugrelay keeps a few of these ready (``python -m _debugrelay_pool --listen HOST:PORT``) so that a
-launch skips interpreter start-up and the debugpy import (~0.4 s). When a session launches, the
+debugrelay keeps a few of these ready (``python -m _debugrelay_pool --listen HOST:PORT``, behind a
+keeper like every launched target) so that a launch skips interpreter start-up and the debugpy import
+(~0.4 s). When a session launches, the
 relay writes one line of JSON to this process's stdin: the working directory, environment,
 ``sys.argv``, the extra ``PYTHONPATH`` entries and the script or module. The program is then set up
 exactly as ``python -m debugpy --listen ... --wait-for-client <script|-m module> args`` would set

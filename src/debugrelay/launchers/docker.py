@@ -3,7 +3,7 @@
 The container's main process is the target's keeper (``_boot/_debugrelay_keeper.py``): it starts
 debugpy and the program on the container's loopback and is the only one listening outside (the
 published port), holding the DAP connection while no relay is connected; the container's exit code
-is the program's. Warm pooled containers run debugpy directly (no keeper yet).
+is the program's. Warm pooled containers run the same way (the pool's program behind a keeper).
 
 The launch's working directory is mounted (read-only by default) at the same path inside the
 container, so breakpoints, frames and sources speak the user's paths with no translation; a relay

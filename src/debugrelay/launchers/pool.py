@@ -2,8 +2,10 @@
 
 A cold launch spends ~0.4 s before debugpy listens (interpreter start-up and the debugpy import),
 a container more. A pooled target has done all of that already: it runs ``_debugrelay_pool``
-(see ``_boot/_debugrelay_pool.py``), listens, and the relay's DAP connection to it is open and
-``initialize``d (which is also how the pool knows it is ready). A launch writes one line of JSON to
+(see ``_boot/_debugrelay_pool.py``) behind its keeper, like a cold target (a secret of its own,
+made with it, handed to the session with the target), listens, and the relay's DAP connection to
+its keeper is open and ``initialize``d (which is also how the pool knows it is ready). So a warm
+target survives a relay restart exactly like a cold one. A launch writes one line of JSON to
 the target's stdin (cwd, environment changes, argv, script or module); the program sets itself up
 like ``python -m debugpy --listen ... --wait-for-client`` would and waits for ``configurationDone``,
 so the session's breakpoints are in place before its first line runs.
@@ -32,11 +34,11 @@ from collections.abc import Awaitable, Callable, Hashable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from debugrelay.dap import DapClient
+from debugrelay.dap import KEEPER_FILE, SECRET_ENV, DapClient, keeper_command, new_secret
 from debugrelay.errors import LaunchFailed, TargetGone
 from debugrelay.models import LaunchRequest
 
-from .docker import DEBUG_PORT, DockerTarget
+from .docker import DEBUG_PORT, DockerTarget, with_keeper
 from .local import LocalTarget, find_adapter, free_port, kill_tree
 
 if TYPE_CHECKING:
@@ -97,12 +99,19 @@ def spec_line(spec: LaunchRequest, cwd: str, base_env: dict[str, str], env: dict
 
 
 async def connect_initialized(
-    host: str, port: int, *, ended: Callable[[], bool], within: float, request_timeout: float, name: str
+    host: str,
+    port: int,
+    *,
+    secret: str,
+    ended: Callable[[], bool],
+    within: float,
+    request_timeout: float,
+    name: str,
 ) -> DapClient:
-    """A DAP connection to a starting target, ``initialize``d: retried until debugpy answers.
+    """A DAP connection to a starting target's keeper, ``initialize``d: retried until debugpy answers.
 
-    Like a session's own connect, readiness is the DAP handshake itself (a published container port
-    accepts before debugpy listens, and a bare connect-and-close would end a waiting debuggee).
+    Like a session's own connect, readiness is the DAP handshake itself (the keeper listens before
+    debugpy does and holds the request until debugpy answers).
     """
     from debugrelay.dap import INITIALIZE_ARGS
 
@@ -113,7 +122,9 @@ async def connect_initialized(
             raise LaunchFailed("the pooled target exited before debugpy was ready")
         client: DapClient | None = None
         try:
-            client = await DapClient.connect(host, port, timeout=2.0, request_timeout=request_timeout, name=name)
+            client = await DapClient.connect(
+                host, port, timeout=2.0, request_timeout=request_timeout, name=name, secret=secret
+            )
             await client.request("initialize", INITIALIZE_ARGS)
         except (OSError, TimeoutError, TargetGone) as exc:
             if client is not None:
@@ -269,12 +280,23 @@ _KEEP: set[asyncio.Future[None]] = set()
 
 
 class PooledLocalTarget(LocalTarget):
-    """A local target that was started warm; the relay's DAP connection to it is already open."""
+    """A local target that was started warm behind its keeper; the relay's DAP connection is already open."""
 
     def __init__(
-        self, proc: asyncio.subprocess.Process, port: int, log_path: Path, client: DapClient, adapter_pid: int | None
+        self,
+        proc: asyncio.subprocess.Process,
+        port: int,
+        log_path: Path,
+        client: DapClient,
+        adapter_pid: int | None,
+        *,
+        keeper_secret: str,
+        inner_port: int,
+        status_file: Path,
     ) -> None:
-        super().__init__(proc, port, log_path)
+        super().__init__(
+            proc, port, log_path, keeper_secret=keeper_secret, inner_port=inner_port, status_file=status_file
+        )
         self.client: DapClient | None = client
         self.adapter_pid = adapter_pid
 
@@ -335,40 +357,49 @@ class LocalPool:
         return target
 
     async def _spawn(self, key: Hashable) -> PooledLocalTarget:
-        port = free_port()
-        log_path = self.log_dir / f"pool-{os.getpid()}-{next(self._ids)}.log"
+        port, inner = free_port(), free_port()
+        secret = new_secret()
+        name = f"pool-{os.getpid()}-{next(self._ids)}"
+        log_path = self.log_dir / f"{name}.log"
+        status_file = self.log_dir / f"{name}.keeper.json"
+        argv = keeper_command(
+            [self.python],
+            listen=f"127.0.0.1:{port}",
+            connect=f"127.0.0.1:{inner}",
+            status_file=str(status_file),
+            keeper=str(self.boot_dir / KEEPER_FILE),
+            debuggee=[self.python, "-m", POOL_MODULE, "--listen", f"127.0.0.1:{inner}", *POOL_MARK],
+        )
         with log_path.open("wb") as out:
             proc = await _started(
                 asyncio.create_subprocess_exec(
-                    self.python,
-                    "-m",
-                    POOL_MODULE,
-                    "--listen",
-                    f"127.0.0.1:{port}",
-                    *POOL_MARK,
+                    *argv,
                     cwd=str(self.log_dir),
-                    env=self.env,
+                    env={**self.env, SECRET_ENV: secret},  # the keeper takes it out of the debuggee's environment
                     stdin=asyncio.subprocess.PIPE,
                     stdout=out,
                     stderr=out,
                     start_new_session=True,  # like a cold target; it exits by itself when our stdin pipe closes
                 ),
-                lambda p: _end_process(p, port),
+                lambda p: _end_process(p, inner),
             )
         try:
             client = await connect_initialized(
                 "127.0.0.1",
                 port,
+                secret=secret,
                 ended=lambda: proc.returncode is not None,
                 within=self.launch_timeout,
                 request_timeout=self.request_timeout,
                 name=f"dap-pool-{proc.pid}",
             )
         except BaseException:
-            await _end_process(proc, port)
+            await _end_process(proc, inner)
             raise
-        adapter = await asyncio.to_thread(find_adapter, port)
-        return PooledLocalTarget(proc, port, log_path, client, adapter)
+        adapter = await asyncio.to_thread(find_adapter, inner)
+        return PooledLocalTarget(
+            proc, port, log_path, client, adapter, keeper_secret=secret, inner_port=inner, status_file=status_file
+        )
 
     @staticmethod
     def _alive(target: PooledLocalTarget) -> bool:
@@ -380,8 +411,10 @@ class LocalPool:
         if client is not None:
             await client.close()
         await target.terminate()
-        with contextlib.suppress(OSError):
-            target.log_path.unlink()
+        for path in (target.log_path, target.status_file):
+            with contextlib.suppress(OSError):
+                if path is not None:
+                    path.unlink()
 
     def stats(self) -> dict[str, Any]:
         return {**self.pool.stats(), "python": self.python}
@@ -401,12 +434,12 @@ async def _started(starting: Awaitable[S], end: Callable[[S], Awaitable[None]]) 
         raise
 
 
-async def _end_process(proc: asyncio.subprocess.Process, port: int) -> None:
+async def _end_process(proc: asyncio.subprocess.Process, debugpy_port: int) -> None:
     if proc.returncode is None:
         await asyncio.to_thread(kill_tree, proc.pid, reap_root=False)
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(proc.wait(), 5)
-    adapter = await asyncio.to_thread(find_adapter, port)
+    adapter = await asyncio.to_thread(find_adapter, debugpy_port)
     if adapter is not None:
         await asyncio.to_thread(kill_tree, adapter)
 
@@ -415,7 +448,8 @@ async def _end_process(proc: asyncio.subprocess.Process, port: int) -> None:
 
 
 class PooledDockerTarget(DockerTarget):
-    """A container that was started warm; its stdin attached and the DAP connection open already."""
+    """A container that was started warm behind its keeper; its stdin attached and the DAP connection
+    open already."""
 
     client: DapClient | None = None
 
@@ -513,17 +547,20 @@ class ContainerPool:
 
     async def _spawn(self, key: Hashable) -> PooledDockerTarget:
         kwargs, mounts, with_debugpy = self._plans[key]
-        kwargs = {**kwargs, "name": f"debugrelay-pool-{os.urandom(4).hex()}"}
+        secret = new_secret()
+        kwargs = with_keeper({**kwargs, "name": f"debugrelay-pool-{os.urandom(4).hex()}"}, secret)
         started = await _started(
             asyncio.to_thread(self.launcher._run, kwargs, mounts, with_debugpy, PooledDockerTarget), _terminate
         )
         assert isinstance(started, PooledDockerTarget)
         target = started
+        target.keeper_secret = secret
         try:
             await asyncio.to_thread(target.attach_stdin)
             target.client = await connect_initialized(
                 target.host,
                 target.port,
+                secret=secret,
                 ended=lambda: target.poll() is not None,
                 within=self.launch_timeout,
                 request_timeout=self.request_timeout,

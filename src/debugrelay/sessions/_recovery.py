@@ -4,7 +4,7 @@ record what is known of one that ended meanwhile; and the reverse, leave targets
 A launched target has a keeper (``_boot/_debugrelay_keeper.py``) holding its DAP connection: the
 relay reconnects to the keeper, reads its state and the events it kept, and goes on where the last
 relay left off (a paused program is still paused, its breakpoints still set). Without a keeper
-(attach sessions, pooled targets) the relay connects to debugpy itself, as follows.
+(attach sessions) the relay connects to debugpy itself, as follows.
 
 Measured with debugpy 1.8.22: when the DAP client vanishes (even SIGKILLed), the debuggee keeps
 running, a paused one resumes and its breakpoints are cleared; the ``--listen`` port takes a new
