@@ -15,6 +15,7 @@ import psutil
 import pytest
 
 from debugrelay.launchers import kill_tree
+from debugrelay.sessions import ACTIVE
 from tests.conftest import line_of, ok, target
 from tests.redis_server import Cluster, RedisServer, poll
 
@@ -212,7 +213,8 @@ def test_target_that_died_while_no_relay_ran_is_terminated_with_its_log(cluster:
     kill_tree(pid)
 
     second = cluster.relay()
-    status = ok(second.http.get(f"/sessions/{sid}/status"))
+    # the new relay takes the session over as it starts; its answer settles once that is done
+    status = poll(lambda: (s := ok(second.http.get(f"/sessions/{sid}/status")))["status"] not in ACTIVE and s)
     assert status["status"] == "terminated"
     assert status["reason"] == "target_exited"
     assert status["exit_code"] is None  # the exit code died with the relay that was its parent
