@@ -48,7 +48,8 @@ def real(path: str) -> str:
     return os.path.realpath(path)
 
 
-def _under(path: str, root: str) -> bool:
+def under(path: str, root: str) -> bool:
+    """Whether ``path`` is ``root`` or inside it (both resolved)."""
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
@@ -104,7 +105,7 @@ class LaunchPolicy:
         if not os.path.isabs(path):
             raise InvalidRequest(f"{what} '{path}' must be an absolute path", details={"field": what, "path": path})
         resolved = real(path)
-        if not any(_under(resolved, root) for root in self.roots):
+        if not any(under(resolved, root) for root in self.roots):
             shown = "" if resolved == os.path.normpath(path) else f" (resolves to '{resolved}')"
             raise Refused(
                 f"{what} '{path}'{shown} is outside the folders this relay lets launches use",
@@ -123,8 +124,8 @@ class LaunchPolicy:
         """A folder or file to bind-mount into a target: inside the roots, never the host's root,
         kernel interfaces or the engine's socket; writable only under the writable roots."""
         resolved = self.inside(path, what=what)
-        forbidden = [p for p in _NEVER if _under(resolved, p)]
-        sockets = [s for s in docker_sockets() if _under(s, resolved)]
+        forbidden = [p for p in _NEVER if under(resolved, p)]
+        sockets = [s for s in docker_sockets() if under(s, resolved)]
         if resolved == "/" or forbidden or sockets:
             raise Refused(
                 f"{what} '{path}' would hand the target "
@@ -144,7 +145,7 @@ class LaunchPolicy:
                 details={"field": what, "path": path, "resolved": resolved, "setting": "none"},
                 hint="No setting allows this: a socket would give the target the service behind it.",
             )
-        if writable and not any(_under(resolved, root) for root in self.writable_roots):
+        if writable and not any(under(resolved, root) for root in self.writable_roots):
             raise Refused(
                 f"{what} '{path}' cannot be mounted writable: it is outside the writable folders",
                 details={
@@ -162,7 +163,7 @@ class LaunchPolicy:
     def source(self, path: str) -> str:
         """A file the relay may read for ``GET /source``: inside the roots or Python's own library."""
         resolved = real(path)
-        if any(_under(resolved, root) for root in (*self.roots, *self.source_roots)):
+        if any(under(resolved, root) for root in (*self.roots, *self.source_roots)):
             return resolved
         raise Refused(
             f"'{path}' is outside the folders this relay serves sources from",

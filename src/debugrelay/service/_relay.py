@@ -17,7 +17,7 @@ import msgspec
 
 from debugrelay import inspection
 from debugrelay.errors import FileNotFound, InvalidRequest, NotFound, Refused, RelayError, TooManyWaits
-from debugrelay.launchers.policy import LaunchPolicy
+from debugrelay.launchers.policy import LaunchPolicy, under
 from debugrelay.models import (
     AttachSpec,
     Autopsy,
@@ -194,9 +194,7 @@ class RelayService(DebugService):
         found = breakpoints.search_roots(session.record)
         if found is not None:
             roots += [os.path.realpath(p) for p in found[0]]
-        if resolved in {os.path.realpath(f) for f in session.stop_files()} or any(
-            resolved == root or resolved.startswith(root.rstrip("/") + "/") for root in roots
-        ):
+        if resolved in {os.path.realpath(f) for f in session.stop_files()} or any(under(resolved, r) for r in roots):
             return self.manager.source_path(resolved)
         raise Refused(
             f"'{path}' is not a file of this session",
