@@ -45,3 +45,17 @@ def test_answers_name_their_fields() -> None:
     assert {"session_id", "status", "location", "exception", "exit_code", "timed_out"} <= set(status)
     assert {"result", "type", "variable_reference"} <= set(components["EvaluateResult"]["properties"])
     assert {"breakpoint_id", "verified", "hit_count"} <= set(components["BreakpointView"]["properties"])
+
+
+def test_every_operation_documents_the_error_envelope() -> None:
+    document = _schema()
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            if method not in ("get", "post", "put", "patch", "delete") or path.startswith("/schema"):
+                continue
+            for status in ("400", "404", "409", "504"):
+                answer = operation["responses"].get(status, {})
+                schema = answer.get("content", {}).get("application/json", {}).get("schema", {})
+                assert schema.get("$ref", "").endswith("/ErrorEnvelope"), (method, path, status)
+    envelope = document["components"]["schemas"]["ErrorBody"]["properties"]
+    assert set(envelope) == {"code", "message", "details", "hint"}

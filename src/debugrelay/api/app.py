@@ -19,6 +19,7 @@ from debugrelay.service import RelayService
 from debugrelay.sessions import SessionManager
 from debugrelay.wiring import build_manager
 
+from ._errors_doc import document_errors
 from .auth import token_middleware
 from .autopsy import AutopsyController
 from .breakpoints import BreakpointController, ProfileController
@@ -33,6 +34,19 @@ from .sessions import SessionController
 from .transfer import TransferController
 
 log = logging.getLogger("debugrelay")
+
+CONTROLLERS = (
+    SessionController,
+    InspectionController,
+    BreakpointController,
+    ProfileController,
+    ServerController,
+    AutopsyController,
+    TransferController,
+    ClusterController,
+    PoolController,
+)
+document_errors(*CONTROLLERS)
 
 
 def create_app(settings: Settings | None = None, manager: SessionManager | None = None) -> Litestar:
@@ -74,18 +88,7 @@ def create_app(settings: Settings | None = None, manager: SessionManager | None 
         return state.service  # type: ignore[no-any-return]
 
     return Litestar(
-        route_handlers=[
-            SessionController,
-            InspectionController,
-            BreakpointController,
-            ProfileController,
-            ServerController,
-            AutopsyController,
-            TransferController,
-            ClusterController,
-            PoolController,
-            mcp.handler,
-        ],
+        route_handlers=[*CONTROLLERS, mcp.handler],
         dependencies={
             "manager": Provide(provide_manager, sync_to_thread=False),
             "settings": Provide(provide_settings, sync_to_thread=False),

@@ -398,3 +398,19 @@ class Cluster(Model, kw_only=True):
     store_ok: bool | None = None
     sessions_owned: int | None = None
     recovery: dict[str, Any] | None = None
+
+
+# -- errors ------------------------------------------------------------------------------------------
+
+
+class ErrorBody(Model, kw_only=True):
+    code: str
+    message: str
+    details: dict[str, Any]
+    hint: str
+
+
+class ErrorEnvelope(Model, kw_only=True):
+    """Every error the relay answers, whatever the operation: ``{"error": {code, message, details, hint}}``."""
+
+    error: ErrorBody
