@@ -244,14 +244,20 @@ class DapClient:
             await asyncio.wait_for(self._writer.wait_closed(), 1.0)
 
 
+MAX_GREETING = 256  # the greeting line: a fixed word and a nonce
+
+
 async def _keeper_handshake(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, secret: str) -> dict[str, Any]:
     """Answer the keeper's greeting and read its state. A connection that closes first (a published
     container port accepts before the keeper listens) raises ConnectionError: the caller retries."""
-    line = await reader.readline()
+    try:
+        line = await reader.readline()
+    except (ValueError, asyncio.LimitOverrunError) as exc:  # a line longer than the stream's limit
+        raise ConnectionError("not a debugrelay keeper") from exc
     if not line:
         raise ConnectionError("closed before the keeper's greeting")
-    if not line.startswith(GREETING):
-        raise ConnectionError(f"not a debugrelay keeper: {line[:40]!r}")
+    if not line.startswith(GREETING) or len(line) > MAX_GREETING:
+        raise ConnectionError("not a debugrelay keeper")  # the peer's bytes are never echoed
     writer.write(prove(secret, line[len(GREETING) :].strip()) + b"\n")
     try:
         data = await read_frame(reader)
@@ -259,8 +265,11 @@ async def _keeper_handshake(reader: asyncio.StreamReader, writer: asyncio.Stream
         raise ConnectionError(f"the keeper closed the connection: {exc.message}") from exc
     if data is None:
         raise ConnectionError("the keeper refused the connection (wrong secret?)")
-    message = decode_message(data)
-    if not isinstance(message, Event) or message.event != HELLO_EVENT:
+    try:
+        message = decode_message(data)
+        state = decode_body(message.body) if isinstance(message, Event) and message.event == HELLO_EVENT else None
+    except msgspec.DecodeError:
+        state = None
+    if not isinstance(state, dict):
         raise ConnectionError("the keeper did not send its state first")
-    state: dict[str, Any] = decode_body(message.body) or {}
     return state

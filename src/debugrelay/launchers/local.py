@@ -83,12 +83,16 @@ def find_adapter(port: int) -> int | None:
     return None
 
 
+MAX_STATUS_BYTES = 64 * 1024
+
+
 def keeper_exit_code(path: str | None) -> int | None:
     """The exit code a keeper wrote to its status file when its debuggee ended (None: not ended, or no file)."""
     if not path:
         return None
     try:
-        code = json.loads(Path(path).read_text()).get("exit_code")
+        with Path(path).open("rb") as fh:
+            code = json.loads(fh.read(MAX_STATUS_BYTES)).get("exit_code")  # a few dozen bytes when the keeper wrote it
     except (OSError, ValueError, AttributeError):
         return None
     return code if isinstance(code, int) else None
