@@ -20,15 +20,20 @@ $(STAMP): pyproject.toml | $(BIN)/python
 serve: $(STAMP)
 	$(BIN)/debugrelay serve --port $(PORT)
 
-## system-deps: redis-server for the state-store tests (Debian packages; needs root)
+## system-deps: redis-server for the state-store tests, chromium + its driver for the /ui tests (Debian; root)
 system-deps:
 	@command -v redis-server >/dev/null || { \
 	  echo "[deps] installing redis-server"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server >/dev/null; }
+	@{ command -v chromium >/dev/null && command -v chromedriver >/dev/null; } || { \
+	  echo "[deps] installing chromium and chromium-driver (the live view's browser tests)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	    chromium chromium-driver >/dev/null || echo "[deps] chromium not installed: the browser tests will be skipped"; }
 
-## test-images: the images the container tests run (skipped where there is no Docker engine)
+## test-images: the images the container tests run: targets, and the relay, Redis and example app that the
+## compose, image and store tests start (skipped where there is no Docker engine)
 test-images:
-	@if docker info >/dev/null 2>&1; then docker/build-images.sh example; \
+	@if docker info >/dev/null 2>&1; then docker/build-images.sh all; \
 	else echo "[images] no Docker engine: container tests will be skipped"; fi
 
 ## test: install what the tests need and run the whole suite

@@ -8,7 +8,11 @@ Measures, on this machine:
   and the ratio relay / floor; stock debugpy (no sitecustomize) for reference;
 - launch -> paused at the first breakpoint: cold, and warm from the pool, local and container;
 - N concurrent sessions (1, 10, 50) stepping and inspecting: per-operation p95 under that load;
-- relay memory per idle session (created only; launched and paused), targets not counted.
+- relay memory per idle session (created only; launched and paused), targets not counted;
+- debuggee overhead: a CPU-bound program's wall time under the relay vs plain, per Python (the
+  host's for local targets, the target image's for containers).
+- redaction's cost per KiB of output and per variables answer (in process; the relay above runs
+  with redaction on, its default).
 Prints a table and writes bench/results/<timestamp>.json. Every process and container it starts is
 ended (by PID or id) before it returns, also on Ctrl-C. Container parts are skipped without Docker.
 """
@@ -32,13 +36,16 @@ from typing import Any
 
 import httpx
 
+from . import overhead, redaction
 from ._dap import Dap
 from ._harness import ROOT, SCENARIO, Cleanup, RawContainer, RawTarget, Relay, docker_status, line_of, until
 
 RESULTS = ROOT / "bench" / "results"
 WORK_LINE = line_of("bench-work")
 TOGGLE_LINE = line_of("bench-toggle")
-INSPECTION = ("stacktrace", "scopes", "variables", "evaluate")
+# "variables again": the same variables right after the evaluate, which may have changed them (the
+# relay drops its cache on evaluate): the uncached read
+INSPECTION = ("stacktrace", "scopes", "variables", "evaluate", "variables again")
 OPS = ("step", *INSPECTION, "breakpoints", "status")
 DAP_NAMES = {
     "step": "next",
@@ -46,6 +53,7 @@ DAP_NAMES = {
     "scopes": "scopes",
     "variables": "variables",
     "evaluate": "evaluate",
+    "variables again": "variables",
     "breakpoints": "setBreakpoints",
 }
 EXPRESSION = "i * 2"
@@ -92,6 +100,8 @@ def dap_cycles(dap: Dap, cycles: int, warmup: int) -> Samples:
             dap.request("variables", {"variablesReference": scopes[0]["variablesReference"]})
         with timer.op("evaluate", keep):
             dap.request("evaluate", {"expression": EXPRESSION, "frameId": frames[0]["id"], "context": "repl"})
+        with timer.op("variables again", keep):
+            dap.request("variables", {"variablesReference": scopes[0]["variablesReference"]})
         toggled = not toggled
         lines = [WORK_LINE, TOGGLE_LINE] if toggled else [WORK_LINE]
         with timer.op("breakpoints", keep):
@@ -185,6 +195,9 @@ def relay_cycles(http: httpx.Client, sid: str, cycles: int, warmup: int, *, thin
         time.sleep(think)
         with timer.op("evaluate", keep):
             expect(http.post(f"{base}/evaluate", json={"expression": EXPRESSION}))
+        time.sleep(think)
+        with timer.op("variables again", keep):
+            expect(http.get(f"{base}/scopes/{scopes[0]['reference']}/variables"))
         time.sleep(think)
         with timer.op("breakpoints", keep):
             if toggle is None:
@@ -371,6 +384,12 @@ def goals(result: dict[str, Any]) -> list[dict[str, Any]]:
                 f"{row['relay']['median']} ms, {row['ratio_median']}x",
                 row["ratio_median"] <= 1.5 and row["relay"]["median"] <= 5,
             )
+    for kind, row in result.get("overhead", {}).items():
+        check(
+            f"debuggee overhead, {kind} (Python {row['python']}): <= 1.3x plain",
+            f"{row['debugged_s']} s vs {row['plain_s']} s, {row['ratio']}x",
+            row["ratio"] <= 1.3,
+        )
     status = result["scenario"]["local"]["status"]["relay"]["median"]
     check("GET /status <= 2 ms (median)", f"{status} ms", status <= 2)
     for kind, launch in result["launch"].items():
@@ -385,6 +404,10 @@ def goals(result: dict[str, Any]) -> list[dict[str, Any]]:
                 f"worst {worst[0]} {worst[1]['p95']} ms",
                 worst[1]["p95"] <= 20,
             )
+    cost = result.get("redaction")
+    if cost:
+        worst = max(cost["corpus_with_secrets"]["ms_per_kib_median"], cost["ordinary_output"]["ms_per_kib_median"])
+        check("redaction < 0.3 ms per KiB of output (median)", f"{worst} ms/KiB", worst < 0.3)
     memory = result["load"]["memory"]
     for kind in ("created", "paused"):
         kib = memory[f"per_{kind}_session_kib"]
@@ -434,18 +457,30 @@ def print_report(result: dict[str, Any]) -> None:
     for run in result["load"]["load"]:
         cells = " ".join(f"{run['ops'][op]['p95']:11.2f}" if op in run["ops"] else f"{'-':>11}" for op in OPS)
         print(f"  {run['sessions']:>8} {run['think_s']:>8} {run['throughput_rps']:>7}  {cells}")
+    if result.get("overhead"):
+        print("\ndebuggee overhead (CPU-bound program, a breakpoint never hit), s      plain  debugged  ratio")
+        for kind, row in result["overhead"].items():
+            name = f"{kind} (Python {row['python']})"
+            print(f"  {name:<60} {row['plain_s']:6.3f} {row['debugged_s']:8.3f} {row['ratio']:6.2f}")
     memory = result["load"]["memory"]
     print(
         f"\nrelay memory: {memory['relay_rss_mib_baseline']} MiB with no session; "
         f"+{memory['per_created_session_kib']} KiB per created session, "
         f"+{memory['per_paused_session_kib']} KiB per launched-and-paused session ({memory['sessions']} each)"
     )
+    cost = result.get("redaction")
+    if cost:
+        print(
+            f"\nredaction: {cost['ordinary_output']['ms_per_kib_median']} ms/KiB of ordinary output, "
+            f"{cost['corpus_with_secrets']['ms_per_kib_median']} ms/KiB of output full of secrets, "
+            f"{cost['variables_answer_50_locals']['ms_median']} ms per variables answer (50 locals), median"
+        )
     print("\ngoals")
     for item in result["goals"]:
         print(f"  [{'met' if item['met'] else 'MISSED':>6}] {item['goal']}: {item['measured']}")
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--cycles", type=int, default=60, help="measured cycles of the scenario (>= 50 samples)")
     parser.add_argument("--launches", type=int, default=20, help="launch samples per kind and mode")
@@ -459,8 +494,19 @@ def main(argv: list[str] | None = None) -> int:
         help="pauses between a session's calls under load, seconds (0: back to back)",
     )
     parser.add_argument("--no-docker", action="store_true", help="skip container targets")
+    parser.add_argument("--overhead-runs", type=int, default=3, help="runs of the debuggee-overhead program each way")
+    parser.add_argument(
+        "--overhead-image",
+        nargs="*",
+        default=[],
+        help="more target images to measure the debuggee overhead in (e.g. one built with TARGET_SUITE=bookworm)",
+    )
     parser.add_argument("--out", type=Path, default=None, help="JSON file (default bench/results/<timestamp>.json)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     warmup = 5
     when = time.strftime("%Y%m%d-%H%M%S")
 
@@ -471,6 +517,7 @@ def main(argv: list[str] | None = None) -> int:
         "scenario": {},
         "launch": {},
         "skipped": {},
+        "redaction": redaction.measure(),  # in process, before any relay or target runs
     }
     docker_ok, why = (False, "--no-docker") if args.no_docker else docker_status()
     cleanup = Cleanup()
@@ -500,6 +547,10 @@ def main(argv: list[str] | None = None) -> int:
         until(lambda: relay.pool_ready("local"), "the local pool", 120)
         result["http_baseline"] = http_baseline(relay, 200)
         result["scenario"]["local"] = compare(floor, relay_scenario(relay, args.cycles, warmup, "local"))
+        step("relay scenario, local, redaction off (what redaction costs an answer)")
+        plain = Relay(work, cleanup, "local-plain", {"DEBUGRELAY_POOL_SIZE": "0", "DEBUGRELAY_REDACTION": "off"})
+        result["scenario"]["local, redaction off"] = compare(floor, relay_scenario(plain, args.cycles, warmup, "local"))
+        plain.stop()
         step("launch, local, cold then warm")
         result["launch"]["local"] = {
             "floor_cold_raw_dap": summary(raw_launch),
@@ -508,6 +559,8 @@ def main(argv: list[str] | None = None) -> int:
         }
         step(f"memory per idle session and {args.sessions} concurrent sessions")
         result["load"] = memory_and_load(relay, args.sessions, args.load_cycles, args.think)
+        step("debuggee overhead, local")
+        result["overhead"] = {"local": overhead.measure(relay, "local", args.overhead_runs)}
         relay.stop()
         if docker_ok:
             containers(work, cleanup, args, warmup=warmup, result=result, step=step)
@@ -545,6 +598,14 @@ def containers(
     }
     result["pool_after"] = relay.call("GET", "/pool")
     relay.stop()
+    from debugrelay.config import Settings
+
+    for n, image in enumerate([Settings().docker_image, *args.overhead_image]):
+        step(f"debuggee overhead, container {image}")
+        env = {"DEBUGRELAY_POOL_SIZE": "0", "DEBUGRELAY_DOCKER_POOL_SIZE": "0", "DEBUGRELAY_DOCKER_IMAGE": image}
+        relay = Relay(work, cleanup, f"overhead-{n}", env)
+        result["overhead"][f"container {image}"] = overhead.measure(relay, "docker", args.overhead_runs, image)
+        relay.stop()
 
 
 def _progress() -> Callable[[str], None]:

@@ -4,18 +4,23 @@
 #   docker/build-images.sh [base|target|relay|redis|example|all]     (default: all)
 #
 #   base     debugrelay/base:bookworm     Debian bookworm minbase rootfs (debootstrap) + `docker import`
+#            debugrelay/base:trixie       the same from Debian trixie (Python 3.13), for the target
 #   target   debugrelay/target:latest     python3 + debugpy in /opt/venv, user debuggee (uid 10001)
 #   relay    debugrelay/relay:latest      the debugrelay project in /opt/venv, user relay (uid 10000)
 #   redis    debugrelay/redis:latest      redis-server, AOF on, data in the /data volume
 #   example  debugrelay/example-app:latest  a toy app under `debugpy --listen 0.0.0.0:5678`
 #
 # Environment:
-#   BASE_IMAGE=python:3.11-slim   build FROM this image instead (needs a registry); skips debootstrap
+#   BASE_IMAGE=python:3.11-slim   build relay/redis FROM this image instead (needs a registry); skips debootstrap
+#   TARGET_SUITE=trixie           Debian release of the target (and example) image: trixie (Python 3.13,
+#                                 debugpy on sys.monitoring: ~1x speed) or bookworm (3.11: several times slower)
+#   TARGET_BASE_IMAGE=python:3.13-slim  build the target FROM this image instead; skips its debootstrap
 #   FORCE=1                       rebuild the base, re-fetch the wheels, `docker build --no-cache`
 #   VERBOSE=1                     stream debootstrap/pip/docker output instead of logging it to .build/logs
 #   PYTHON=python3                host interpreter used for `pip download` / `pip wheel` (must be CPython 3.11)
 #   DEBUGPY_SPEC=debugpy==1.8.22  debugpy for the target image (and pinned the same in the relay image)
-#   DEBIAN_MIRROR, DEBIAN_SECURITY_MIRROR   apt mirrors for debootstrap
+#   DEBIAN_MIRROR, DEBIAN_SECURITY_MIRROR   apt mirrors for debootstrap; default: the ones this
+#                                 machine's apt uses (docker/apt_mirror.py reads /etc/apt)
 #
 # Python wheels are fetched on the host (pip inside `docker build` cannot verify TLS here) and the
 # Dockerfiles install them with `pip install --no-index`. Everything generated lives in docker/.build/.
@@ -27,16 +32,21 @@ BUILD="$HERE/.build"
 LOGS="$BUILD/logs"
 WHEELS="$BUILD/wheels"
 
+# The relay and redis images stay on bookworm: the relay's wheels are built by the host's CPython 3.11.
 BASE_TAG="debugrelay/base:bookworm"
 BASE_IMAGE="${BASE_IMAGE:-$BASE_TAG}"
+TARGET_SUITE="${TARGET_SUITE:-trixie}"
+TARGET_BASE_TAG="debugrelay/base:$TARGET_SUITE"
+TARGET_BASE_IMAGE="${TARGET_BASE_IMAGE:-$TARGET_BASE_TAG}"
 FORCE="${FORCE:-0}"
 VERBOSE="${VERBOSE:-0}"
 PYTHON="${PYTHON:-python3}"
 DEBUGPY_SPEC="${DEBUGPY_SPEC:-debugpy==1.8.22}"
-SUITE="bookworm"
-DEBIAN_MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
-DEBIAN_SECURITY_MIRROR="${DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}"
-BASE_PACKAGES="python3,python3-venv,python3-pip,ca-certificates,procps,redis-server"
+BASE_PACKAGES="python3,python3-venv,python3-pip,ca-certificates,procps"
+# each Debian release's python3 and glibc, for the wheels fetched on the host
+declare -A SUITE_PYTHON=([bookworm]=3.11 [trixie]=3.13)
+declare -A SUITE_GLIBC=([bookworm]=36 [trixie]=41)
+[[ -n "${SUITE_PYTHON[$TARGET_SUITE]:-}" ]] || { echo "[images] ERROR: TARGET_SUITE must be bookworm or trixie" >&2; exit 1; }
 
 # --------------------------------------------------------------------------------------------- helpers
 
@@ -87,9 +97,25 @@ remove_rootfs() {
     rm -rf --one-file-system "$ROOTFS"
 }
 
+# The Debian mirrors: DEBIAN_MIRROR / DEBIAN_SECURITY_MIRROR, else the ones this machine's apt uses.
+resolve_mirrors() {
+    [[ -n "${DEBIAN_MIRROR:-}" && -n "${DEBIAN_SECURITY_MIRROR:-}" ]] && return 0
+    local found
+    if [[ -z "${DEBIAN_MIRROR:-}" ]]; then
+        found="$("$PYTHON" "$HERE/apt_mirror.py")" || die "set DEBIAN_MIRROR (see above)"
+        DEBIAN_MIRROR="$(sed -n 's/^DEBIAN_MIRROR=//p' <<<"$found")"
+        DEBIAN_SECURITY_MIRROR="${DEBIAN_SECURITY_MIRROR:-$(sed -n 's/^DEBIAN_SECURITY_MIRROR=//p' <<<"$found")}"
+    else
+        DEBIAN_SECURITY_MIRROR="${DEBIAN_MIRROR%/}-security"
+    fi
+}
+
+# build_base SUITE TAG IMAGE [EXTRA_PACKAGES]: debootstrap SUITE and import it as TAG (unless IMAGE,
+# the image to build from, is another one).
 build_base() {
+    local SUITE="$1" BASE_TAG="$2" BASE_IMAGE="$3" packages="$BASE_PACKAGES${4:+,$4}"
     if [[ "$BASE_IMAGE" != "$BASE_TAG" ]]; then
-        log "base: BASE_IMAGE=$BASE_IMAGE, skipping debootstrap (docker pulls it when needed)"
+        log "base: $BASE_IMAGE instead of $BASE_TAG, skipping debootstrap (docker pulls it when needed)"
         return 0
     fi
     if have_image "$BASE_TAG" && [[ "$FORCE" != 1 ]]; then
@@ -97,6 +123,7 @@ build_base() {
         return 0
     fi
     [[ $EUID -eq 0 ]] || die "debootstrap needs root"
+    resolve_mirrors
     local t=$EPOCHREALTIME step
 
     if ! command -v debootstrap >/dev/null; then
@@ -106,11 +133,11 @@ build_base() {
     fi
 
     remove_rootfs
-    mkdir -p "$BUILD/debootstrap-cache"
+    mkdir -p "$BUILD/debootstrap-cache/$SUITE"
     step=$EPOCHREALTIME
-    log "base: debootstrap --variant=minbase $SUITE ($BASE_PACKAGES) from $DEBIAN_MIRROR"
-    run debootstrap debootstrap --variant=minbase --include="$BASE_PACKAGES" \
-        --cache-dir="$BUILD/debootstrap-cache" "$SUITE" "$ROOTFS" "$DEBIAN_MIRROR"
+    log "base: debootstrap --variant=minbase $SUITE ($packages) from $DEBIAN_MIRROR"
+    run "debootstrap-$SUITE" debootstrap --variant=minbase --include="$packages" \
+        --cache-dir="$BUILD/debootstrap-cache/$SUITE" "$SUITE" "$ROOTFS" "$DEBIAN_MIRROR"
     log "base: debootstrap done in $(elapsed "$step")"
 
     step=$EPOCHREALTIME
@@ -145,7 +172,7 @@ EOF
     # no service may start inside the chroot
     printf '#!/bin/sh\nexit 101\n' >"$ROOTFS/usr/sbin/policy-rc.d"
     chmod 755 "$ROOTFS/usr/sbin/policy-rc.d"
-    run apt-upgrade in_rootfs sh -c 'apt-get update -qq && apt-get -y -o Dpkg::Options::=--force-confold dist-upgrade'
+    run "apt-upgrade-$SUITE" in_rootfs sh -c 'apt-get update -qq && apt-get -y -o Dpkg::Options::=--force-confold dist-upgrade'
     log "base: upgrade done in $(elapsed "$step")"
 
     step=$EPOCHREALTIME
@@ -171,17 +198,23 @@ EOF
             --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
             --change 'ENV LANG=C.UTF-8' \
             --change 'CMD ["bash"]' \
-            --message "debootstrap --variant=minbase $SUITE + $BASE_PACKAGES" \
+            --message "debootstrap --variant=minbase $SUITE + $packages" \
             - "$BASE_TAG" >/dev/null
     remove_rootfs
     log "base: cleanup + import done in $(elapsed "$step")"
     log "base: $BASE_TAG built in $(elapsed "$t"), $(image_size "$BASE_TAG")"
 }
 
+# the relay's and redis's base (bookworm, with redis-server) and the target's (TARGET_SUITE)
+relay_base() { build_base bookworm "$BASE_TAG" "$BASE_IMAGE" redis-server; }
+target_base() {
+    if [[ "$TARGET_SUITE" == bookworm ]]; then relay_base; else build_base "$TARGET_SUITE" "$TARGET_BASE_TAG" "$TARGET_BASE_IMAGE"; fi
+}
 ensure_base() {
-    if [[ "$BASE_IMAGE" == "$BASE_TAG" ]] && ! have_image "$BASE_TAG"; then
-        build_base
-    fi
+    if [[ "$BASE_IMAGE" == "$BASE_TAG" ]] && ! have_image "$BASE_TAG"; then relay_base; fi
+}
+ensure_target_base() {
+    if [[ "$TARGET_BASE_IMAGE" == "$TARGET_BASE_TAG" ]] && ! have_image "$TARGET_BASE_TAG"; then target_base; fi
 }
 
 # --------------------------------------------------------------------------------------------- wheels
@@ -195,24 +228,25 @@ EOF
 }
 
 # pip does not expand `--platform manylinux_2_36_x86_64` to older glibc tags by itself: list them all
-# (bookworm and python:3.11-slim have glibc 2.36). Without them pip silently falls back to
-# debugpy's py2.py3-none-any wheel, which lacks the compiled pydevd speedups for Linux.
+# (bookworm has glibc 2.36, trixie 2.41). Without them pip silently falls back to debugpy's
+# py2.py3-none-any wheel, which lacks the compiled pydevd speedups for Linux.
 MANYLINUX_PLATFORMS=(--platform manylinux1_x86_64 --platform manylinux2010_x86_64 --platform manylinux2014_x86_64)
-for minor in $(seq 17 36); do MANYLINUX_PLATFORMS+=(--platform "manylinux_2_${minor}_x86_64"); done
+for minor in $(seq 17 "${SUITE_GLIBC[$TARGET_SUITE]}"); do MANYLINUX_PLATFORMS+=(--platform "manylinux_2_${minor}_x86_64"); done
 
-# debugpy for the target image: binary wheels for CPython 3.11 / glibc x86_64, whatever the host is.
+# debugpy for the target image: binary wheels for the target suite's CPython / glibc x86_64, whatever
+# the host is.
 wheels_target() {
-    local dir="$WHEELS/target" stamp
-    stamp="$(echo "$DEBUGPY_SPEC ${MANYLINUX_PLATFORMS[*]}" | sha)"
+    local dir="$WHEELS/target" stamp py="${SUITE_PYTHON[$TARGET_SUITE]}"
+    stamp="$(echo "$DEBUGPY_SPEC $py ${MANYLINUX_PLATFORMS[*]}" | sha)"
     if [[ "$FORCE" != 1 && -f "$dir/.stamp" && "$(cat "$dir/.stamp")" == "$stamp" ]]; then
         log "wheels: target wheels up to date ($(ls "$dir"/*.whl | xargs -n1 basename | tr '\n' ' '))"
         return 0
     fi
     local t=$EPOCHREALTIME
-    log "wheels: pip download $DEBUGPY_SPEC (cp311 manylinux x86_64)"
+    log "wheels: pip download $DEBUGPY_SPEC (cp${py/./} manylinux x86_64)"
     rm -rf "$dir" && mkdir -p "$dir"
     run pip-target "$PYTHON" -m pip download --disable-pip-version-check --no-cache-dir -d "$dir" \
-        --only-binary=:all: --implementation cp --python-version 3.11 --abi cp311 \
+        --only-binary=:all: --implementation cp --python-version "$py" --abi "cp${py/./}" \
         "${MANYLINUX_PLATFORMS[@]}" "$DEBUGPY_SPEC"
     echo "$stamp" >"$dir/.stamp"
     log "wheels: target wheels in $(elapsed "$t"): $(ls "$dir"/*.whl | xargs -n1 basename | tr '\n' ' ')"
@@ -293,9 +327,10 @@ docker_build() {
 }
 
 build_target() {
-    ensure_base
+    ensure_target_base
     wheels_target
-    docker_build target debugrelay/target:latest target.Dockerfile "$BASE_IMAGE" --build-arg "BASE=$BASE_IMAGE"
+    docker_build target debugrelay/target:latest target.Dockerfile "$TARGET_BASE_IMAGE" \
+        --build-arg "BASE=$TARGET_BASE_IMAGE"
 }
 
 build_relay() {
@@ -327,13 +362,14 @@ docker info >/dev/null 2>&1 || die "cannot talk to the docker engine"
 mkdir -p "$BUILD"
 
 case "$what" in
-    base) build_base ;;
+    base) relay_base; target_base ;;
     target) build_target ;;
     relay) build_relay ;;
     redis) build_redis ;;
     example) build_example ;;
     all)
-        build_base
+        relay_base
+        target_base
         build_target; _built_target=1
         build_relay
         build_redis

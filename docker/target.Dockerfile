@@ -2,13 +2,15 @@
 # user debuggee (uid 10001), WORKDIR /workspace. No entrypoint: the relay runs
 #   python -m debugpy --listen 0.0.0.0:5678 --wait-for-client ...
 #
-# Offline (default):  BASE=debugrelay/base:bookworm  (docker/build-images.sh builds it with debootstrap)
-# With a registry:    --build-arg BASE=python:3.11-slim  (same file)
-# The base needs `python3` with venv and pip >= 22.3 (`pip --python`): bookworm has 23.0.1.
+# Offline (default):  BASE=debugrelay/base:trixie  (docker/build-images.sh builds it with debootstrap)
+# With a registry:    --build-arg BASE=python:3.13-slim  (same file)
+# Python 3.12+ matters: debugpy uses sys.monitoring there, and a program under it runs at about
+# full speed (3.11: several times slower). The base needs `python3` with venv and pip >= 22.3
+# (`pip --python`): trixie has 25.1, bookworm 23.0.1.
 # Context: docker/, with the debugpy wheel in docker/.build/wheels/target (build-images.sh fetches it).
 # Written for the classic builder (Docker 20.10 without BuildKit/buildx): few instructions, since
 # each one is a container commit there.
-ARG BASE=debugrelay/base:bookworm
+ARG BASE=debugrelay/base:trixie
 
 FROM ${BASE} AS venv
 COPY .build/wheels/target/ /tmp/wheels/

@@ -171,4 +171,9 @@ def sessions(api: httpx.Client) -> Iterator[Sessions]:
 
 
 # a real Redis for the state-store tests, visible to every test folder
-from tests.redis_server import cluster, redis_server  # noqa: E402, F401
+from tests.redis_server import cluster, describe_redis, redis_server  # noqa: E402, F401
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    """Which Redis the store and recovery tests run against."""
+    return describe_redis()

@@ -1,22 +1,173 @@
-"""A real Redis for the persistence tests: redis-server on a free port, AOF in a temp dir."""
+"""A real Redis for the store and recovery tests: the project's own Redis image through testcontainers
+where a Docker engine and the image exist (as compose runs it), else the local redis-server; AOF on."""
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
+import os
+import secrets
 import shutil
+import signal
 import subprocess
 import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import psutil
 import pytest
 import redis
 
 from tests.conftest import Relay, free_port
+
+REDIS_IMAGE = "debugrelay/redis:latest"
+LABEL = "debugrelay.test"  # every container the tests start carries it: `docker ps -a -f label=debugrelay.test`
+
+
+class Redis(Protocol):
+    """What the tests do to their Redis, whichever runs it."""
+
+    url: str
+
+    @property
+    def running(self) -> bool: ...
+    def start(self) -> None: ...
+    def stop(self) -> None: ...
+    def pause(self) -> None: ...
+    def unpause(self) -> None: ...
+    def remove(self) -> None: ...
+    def client(self) -> redis.Redis: ...
+
+
+def _wait_ping(client: redis.Redis, alive: Any, log: Any) -> None:
+    deadline = time.monotonic() + 30
+    try:
+        while True:
+            try:
+                if client.ping():
+                    return
+            except (redis.ConnectionError, redis.BusyLoadingError, redis.TimeoutError):
+                if not alive() or time.monotonic() > deadline:
+                    raise RuntimeError(f"Redis did not start: {log()}") from None
+                time.sleep(0.02)
+    finally:
+        client.close()
+
+
+@functools.cache
+def docker_engine() -> Any:
+    """A Docker client when an engine answers here, else None."""
+    try:
+        import docker
+
+        engine = docker.from_env()
+        engine.ping()
+    except Exception:
+        return None
+    return engine
+
+
+@functools.cache
+def redis_backend() -> str:
+    """Which Redis the tests run: ``container`` (the project's image) or ``local`` (redis-server)."""
+    if os.environ.get("DEBUGRELAY_TEST_REDIS") == "local":
+        return "local"
+    engine = docker_engine()
+    if engine is None:
+        return "local"
+    try:
+        engine.images.get(REDIS_IMAGE)
+    except Exception:
+        return "local"
+    return "container"
+
+
+def describe_redis() -> str:
+    if redis_backend() == "container":
+        return f"redis: {REDIS_IMAGE} through testcontainers"
+    why = "no Docker engine" if docker_engine() is None else f"{REDIS_IMAGE} not built (make images)"
+    return f"redis: local redis-server ({why})"
+
+
+class RedisContainer:
+    """The project's Redis image (AOF on its /data volume) under testcontainers, on a fixed loopback port
+    so a stopped and started container answers where the relay looks for it."""
+
+    def __init__(self) -> None:
+        os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")  # Ryuk's image cannot be pulled here
+        from testcontainers.core.container import DockerContainer
+
+        self.port = free_port()
+        password = secrets.token_hex(16)  # as compose runs it: a password, protected mode then allows the port
+        self.url = f"redis://:{password}@127.0.0.1:{self.port}/0"
+        self.container = (
+            DockerContainer(REDIS_IMAGE)
+            .with_command(
+                f"redis-server --appendonly yes --appendfsync always --save '' --bind 0.0.0.0 --dir /data "
+                f"--requirepass {password}"
+            )
+            .with_kwargs(labels={LABEL: "redis"})
+        )
+        self.container.ports = {6379: ("127.0.0.1", self.port)}  # type: ignore[dict-item]
+        self.container.start()
+        self.id: str = self.container.get_wrapped_container().id
+        try:
+            self._wait()
+        except BaseException:
+            self.remove()
+            raise
+
+    def _engine_container(self) -> Any:
+        return docker_engine().containers.get(self.id)
+
+    def _wait(self) -> None:
+        def alive() -> bool:
+            return bool(self._engine_container().status == "running")
+
+        def log() -> str:
+            return str(self._engine_container().logs()[-2000:])
+
+        _wait_ping(self.client(), alive, log)
+
+    @property
+    def running(self) -> bool:
+        try:
+            return bool(self._engine_container().status in ("running", "paused"))
+        except Exception:
+            return False
+
+    def start(self) -> None:
+        self._engine_container().start()
+        self._wait()
+
+    def stop(self) -> None:
+        """``docker stop``: Redis fsyncs its AOF and exits; the container and its volume stay."""
+        self._engine_container().stop(timeout=20)
+
+    def pause(self) -> None:
+        self._engine_container().pause()
+
+    def unpause(self) -> None:
+        container = self._engine_container()
+        if container.status == "paused":
+            container.unpause()
+
+    def remove(self) -> None:
+        with contextlib.suppress(Exception):
+            self._engine_container().remove(force=True, v=True)  # its /data volume too
+
+    def client(self) -> redis.Redis:
+        return redis.Redis.from_url(self.url, socket_timeout=5)
+
+
+def start_redis(workdir: Path) -> Redis:
+    """A fresh Redis for a test or a test session: a container where possible, else redis-server."""
+    if redis_backend() == "container":
+        return RedisContainer()
+    return RedisServer(workdir)
 
 
 class RedisServer:
@@ -75,19 +226,36 @@ class RedisServer:
     def stop(self) -> None:
         """A clean shutdown (SIGTERM): Redis fsyncs its AOF and exits."""
         if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGCONT)
             self.proc.terminate()
             self.proc.wait(20)
         self.proc = None
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def pause(self) -> None:
+        """Frozen (SIGSTOP): connections are accepted, nothing is answered."""
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGSTOP)
+
+    def unpause(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGCONT)
+
+    def remove(self) -> None:
+        self.stop()
 
     def client(self) -> redis.Redis:
         return redis.Redis.from_url(self.url, socket_timeout=5)
 
 
 @pytest.fixture(scope="session")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    server = RedisServer(tmp_path_factory.mktemp("redis"))
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Redis]:
+    server = start_redis(tmp_path_factory.mktemp("redis"))
     yield server
-    server.stop()
+    server.remove()
 
 
 def remove_container(container_id: str) -> None:
@@ -133,7 +301,7 @@ def kill_targets_of(client: redis.Redis, namespace: str) -> None:
 class Cluster:
     """Relays sharing one Redis namespace, and everything they started, ended at teardown."""
 
-    def __init__(self, tmp: Path, server: RedisServer, **env: str) -> None:
+    def __init__(self, tmp: Path, server: Redis, **env: str) -> None:
         self.tmp = tmp
         self.server = server
         self.namespace = f"t{uuid.uuid4().hex[:10]}"
@@ -154,7 +322,7 @@ class Cluster:
             if relay.proc.poll() is None:
                 relay.proc.kill()
                 relay.proc.wait(10)
-        if self.server.proc is not None:
+        if self.server.running:
             client = self.redis()
             try:
                 kill_targets_of(client, self.namespace)
@@ -166,7 +334,7 @@ class Cluster:
 
 
 @pytest.fixture
-def cluster(tmp_path: Path, redis_server: RedisServer) -> Iterator[Cluster]:
+def cluster(tmp_path: Path, redis_server: Redis) -> Iterator[Cluster]:
     group = Cluster(tmp_path, redis_server)
     yield group
     group.close()

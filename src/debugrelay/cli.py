@@ -50,19 +50,39 @@ def check_bind(settings: Settings) -> str | None:
     )
 
 
+def check_redaction(settings: Settings) -> None:
+    """Custom redaction patterns that cannot be used stop the relay at start, saying why."""
+    from debugrelay.redaction import PatternsError
+    from debugrelay.wiring import build_redactor
+
+    try:
+        build_redactor(settings)
+    except PatternsError as exc:
+        raise SystemExit(f"debugrelay: {exc}") from None
+
+
+def view_host(host: str) -> str:
+    """Where a browser on this machine reaches the relay: loopback for a wildcard bind."""
+    if host in ("0.0.0.0", "::", ""):
+        return "127.0.0.1"
+    return f"[{host}]" if ":" in host else host
+
+
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from debugrelay.api import create_app
 
     settings = load_settings(host=args.host, port=args.port, redis_url=args.redis_url)
+    check_redaction(settings)
     warning = check_bind(settings)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if warning:
         print(warning, file=sys.stderr, flush=True)
     app = create_app(settings)
     print(
-        f"debugrelay {__version__} listening on http://{settings.host}:{settings.port} (API docs at /schema)",
+        f"debugrelay {__version__} listening on http://{settings.host}:{settings.port} (API docs at /schema)\n"
+        f"live view of the sessions: http://{view_host(settings.host)}:{settings.port}/ui",
         file=sys.stderr,
         flush=True,
     )
@@ -91,6 +111,8 @@ def token_of(args: argparse.Namespace) -> str | None:
 def mcp(args: argparse.Namespace) -> int:
     from debugrelay.mcp_server import run_stdio
 
+    if not args.url:
+        check_redaction(load_settings())
     return run_stdio(args.url, token_of(args))
 
 
@@ -102,7 +124,25 @@ CLI_HINTS = {
     "NOT_PAUSED": "The program is running: `debugrelay wait` until it stops, or `debugrelay pause`.",
     "breakpoint_not_found": "`debugrelay breakpoints` lists the session's breakpoints.",
     "target_gone": "The program has ended: `debugrelay output` shows what it printed, `debugrelay launch` reruns it.",
+    "invalid_request": "`debugrelay COMMAND --help` shows the command's arguments.",
+    "NO_EXCEPTION": "Not stopped at an exception: `debugrelay catch --on raised` stops on every raise, then "
+    "`debugrelay wait`.",
+    "evaluation_error": "The expression raised in the program: fix it (`debugrelay vars` lists the names in scope).",
+    "too_many_sessions": "Delete sessions you no longer need (`debugrelay sessions`, `debugrelay delete ID`).",
+    "launch_failed": "Check the interpreter and the script path; `debugrelay output` shows what the program printed.",
+    "invalid_state": "`debugrelay status` shows the session's state; `debugrelay launch` runs the program again.",
+    "INVALID_REFERENCE": "References live only until the program resumes: list variables again (`debugrelay vars`).",
 }
+GENERIC_HINT = "`debugrelay --help` lists the commands; `debugrelay status` shows where the session is."
+
+
+def cli_hint(exc: ApiError | RelayError) -> str:
+    """The error's hint in the CLI's words: commands, never the HTTP API's paths."""
+    if exc.code in CLI_HINTS and (exc.hint_is_default or not exc.hint):
+        return CLI_HINTS[exc.code]
+    if isinstance(exc, ApiError) and exc.hint and exc.hint_is_default:
+        return GENERIC_HINT  # worded for HTTP, with no CLI wording of its own
+    return exc.hint
 
 
 def plain(answer: Any) -> Any:
@@ -154,7 +194,8 @@ async def cmd_launch(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]
             "give the script to run (or --module M)", hint="debugrelay launch [ID] SCRIPT [ARGS...] [-- ARGS...]"
         )
     script = None if a.module else policy.absolute(rest[0], a.cwd)
-    sid = await policy.launch_session(s, given, script, a.module)
+    sid, reused = await policy.launch_target(s, given, script, a.module)
+    carried = (await s.breakpoints(sid)).breakpoints if reused else []
     args = (rest if a.module else rest[1:]) + a.program_args
     if a.breakpoints:
         await s.add_breakpoints(sid, [policy.parse_location(spec, a.cwd) for spec in a.breakpoints])
@@ -171,7 +212,18 @@ async def cmd_launch(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]
         stop_on_exception=a.stop_on_exception or "uncaught",
     )
     await s.launch(sid, spec)
-    return "status", plain(await s.wait(sid, a.wait) if a.wait else await s.status(sid))
+    status = plain(await s.wait(sid, a.timeout, details=a.locals) if a.timeout else await s.status(sid))
+    if reused:
+        status["reused"] = True
+        if carried:
+            status["carried_breakpoints"] = [policy.brief_breakpoint(b) for b in carried]
+    unset = await policy.unset_breakpoints(s, sid)
+    if unset:
+        status["unverified_breakpoints"] = [
+            {**policy.brief_breakpoint(b), "message": b.message} if b.message else policy.brief_breakpoint(b)
+            for b in unset
+        ]
+    return "status", status
 
 
 async def cmd_break(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
@@ -204,16 +256,23 @@ async def cmd_catch(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
     return "plain", await s.client.set_exception_breakpoints(await policy.session_or_new(s, a.id), a.filters, a.types)
 
 
+def _cli_words(status: Any) -> Any:
+    """A status as the CLI says it: its next steps name commands, not the HTTP API's paths."""
+    if isinstance(status, dict) and str(status.get("message", "")).endswith("; call /wait or /pause"):
+        status["message"] = status["message"].replace("call /wait or /pause", "`debugrelay wait` or `debugrelay pause`")
+    return status
+
+
 async def cmd_continue(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    return "status", await s.client.resume(
-        await policy.session_or_latest(s, a.id), "continue", thread_id=a.thread, wait=a.wait
-    )
+    sid = await policy.session_or_latest(s, a.id)
+    answer = await s.client.resume(sid, "continue", thread_id=a.thread, timeout=a.timeout, locals=a.locals)
+    return "status", _cli_words(answer)
 
 
 async def cmd_step(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    return "status", await s.client.resume(
-        await policy.session_or_latest(s, a.id), f"step-{a.kind}", thread_id=a.thread, wait=a.wait
-    )
+    sid = await policy.session_or_latest(s, a.id)
+    answer = await s.client.resume(sid, f"step-{a.kind}", thread_id=a.thread, timeout=a.timeout, locals=a.locals)
+    return "status", _cli_words(answer)
 
 
 async def cmd_pause(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
@@ -221,7 +280,8 @@ async def cmd_pause(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
 
 
 async def cmd_wait(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    return "status", await s.client.wait(await policy.session_or_latest(s, a.id), a.timeout, a.autopsy)
+    sid = await policy.session_or_latest(s, a.id)
+    return "status", await s.client.wait(sid, a.timeout, a.autopsy, locals=a.locals)
 
 
 async def cmd_terminate(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
@@ -229,7 +289,8 @@ async def cmd_terminate(s: RemoteService, a: argparse.Namespace) -> tuple[str, A
 
 
 async def cmd_stack(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    return "stack", await s.client.stacktrace(await policy.session_or_latest(s, a.id), a.thread, a.start, a.max)
+    sid = await policy.session_or_latest(s, a.id)
+    return "stack", await s.client.stacktrace(sid, a.thread, a.start, a.max, library=a.library)
 
 
 async def cmd_threads(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
@@ -254,11 +315,22 @@ async def cmd_vars(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
 
 
 async def cmd_eval(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
+    """One expression answers its result; several answer one result (or error) each, in order."""
     given, rest = _split_id(a.words, 1)
     sid = await policy.session_or_latest(s, given)
-    return "evaluation", await s.client.evaluate(
-        sid, " ".join(rest), frame_index=a.frame, thread_id=a.thread, format=a.format
-    )
+    if len(rest) == 1:
+        return "evaluation", await s.client.evaluate(
+            sid, rest[0], frame_index=a.frame, thread_id=a.thread, format=a.format
+        )
+    results = []
+    for expression in rest:
+        try:
+            found = await s.client.evaluate(sid, expression, frame_index=a.frame, thread_id=a.thread, format=a.format)
+        except (ApiError, RelayError) as exc:
+            results.append({"expression": expression, "error": {**exc.to_dict(), "hint": cli_hint(exc)}})
+        else:
+            results.append({"expression": expression, **found})
+    return "evaluations", {"results": results}
 
 
 async def cmd_output(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
@@ -271,6 +343,53 @@ async def cmd_autopsy(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any
         max_frames=a.max_frames,
         include_variables_for_frames=a.frames_with_variables,
     )
+
+
+async def cmd_redactions(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
+    return "redactions", await s.client.redactions(await policy.session_or_latest(s, a.id))
+
+
+async def cmd_snapshot(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
+    sid = await policy.session_or_latest(s, a.id)
+    if a.show:
+        return "snapshot", await s.client.snapshot(sid, a.show)
+    bounds = {"frames": a.frames, "depth": a.depth, "items": a.items, "chars": a.chars, "max_bytes": a.max_bytes}
+    return "snapshot", await s.client.take_snapshot(sid, **bounds)
+
+
+async def cmd_snapshots(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
+    return "snapshots", await s.client.snapshots(await policy.session_or_latest(s, a.id))
+
+
+async def cmd_analyze(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
+    sid = await policy.session_or_latest(s, a.id)
+    return "analysis", await s.client.analyze(sid, snapshot_ids=a.snapshot or None, take=a.take, interval=a.interval)
+
+
+async def cmd_capture(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
+    given, rest = _split_id(a.words, 1)
+    sid = await policy.session_or_latest(s, given)
+    where = policy.parse_location(rest[0], os.getcwd())
+    body = {
+        "file": where.file,
+        "line": where.line,
+        "expressions": rest[1:] or None,
+        "condition": a.condition,
+        "hit_limit": a.hit_limit,
+        "expires_in_seconds": a.expires,
+    }
+    return "capture", await s.client.add_capture(sid, **body)
+
+
+async def cmd_captures(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
+    sid = await policy.session_or_latest(s, a.id)
+    if a.rows:
+        return "capture", await s.client.capture_table(sid, a.rows, start=a.start, count=a.count)
+    return "captures", await s.client.captures(sid)
+
+
+async def cmd_evidence(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
+    return "evidence", await s.client.evidence(a.evidence_id, offset=a.offset, limit=a.limit, grep=a.grep)
 
 
 def run_client(args: argparse.Namespace) -> int:
@@ -290,8 +409,7 @@ def run_client(args: argparse.Namespace) -> int:
         kind, data = asyncio.run(run())
     except (ApiError, RelayError) as exc:
         error = exc.to_dict()
-        if exc.code in CLI_HINTS and (exc.hint_is_default or not exc.hint):
-            error["hint"] = CLI_HINTS[exc.code]
+        error["hint"] = cli_hint(exc)
         print(json.dumps({"error": error}, separators=(",", ":"), ensure_ascii=False), file=sys.stderr)
         return 1
     if getattr(args, "pretty", False):
@@ -335,6 +453,44 @@ def _client_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     _breakpoint_commands(add)
     _control_commands(add)
     _inspection_commands(add)
+    _evidence_commands(add)
+
+
+def _evidence_commands(add: Adder) -> None:
+    p = add("snapshot", cmd_snapshot, "snapshot the whole program (a running one is paused briefly)")
+    p.add_argument("--show", default=None, metavar="SNAPSHOT_ID", help="show a snapshot whole ('post_mortem')")
+    for name, help_text in (
+        ("frames", "frames per thread (20)"),
+        ("depth", "nesting of a value (5)"),
+        ("items", "items per collection (25)"),
+        ("chars", "characters per value (256)"),
+        ("max-bytes", "bytes of locals in all (32768)"),
+    ):
+        p.add_argument(f"--{name}", type=int, default=None, help=help_text)
+    add("snapshots", cmd_snapshots, "the session's snapshots, in brief")
+    p = add("analyze", cmd_analyze, "known patterns (deadlock, starvation, leak, ...) over one or two snapshots")
+    p.add_argument("--snapshot", action="append", default=[], metavar="SNAPSHOT_ID", help="a snapshot (twice: two)")
+    p.add_argument("--take", type=int, default=0, help="take 1 or 2 new snapshots first")
+    p.add_argument("--interval", type=float, default=1.0, metavar="S", help="seconds between the two (1)")
+    p = add(
+        "capture",
+        cmd_capture,
+        "record values at a line on each hit, without pausing: [ID] FILE:LINE [EXPR ...]",
+        with_id=False,
+    )
+    p.add_argument("words", nargs="+", metavar="[ID] FILE:LINE [EXPR ...]")
+    p.add_argument("--condition", default=None)
+    p.add_argument("--hit-limit", type=int, default=None, help="rows to keep (100)")
+    p.add_argument("--expires", type=float, default=None, metavar="S", help="seconds until it is removed (3600)")
+    p = add("captures", cmd_captures, "the session's capture points, or one's rows with --rows CAPTURE_ID")
+    p.add_argument("--rows", default=None, metavar="CAPTURE_ID")
+    p.add_argument("--start", type=int, default=0)
+    p.add_argument("--count", type=int, default=100)
+    p = add("evidence", cmd_evidence, "an evidence item's lines, paged or searched", with_id=False)
+    p.add_argument("evidence_id", metavar="EVIDENCE_ID")
+    p.add_argument("--offset", type=int, default=0)
+    p.add_argument("--limit", type=int, default=200)
+    p.add_argument("--grep", default=None, metavar="REGEX")
 
 
 def _session_commands(add: Adder) -> None:
@@ -373,13 +529,7 @@ def _session_commands(add: Adder) -> None:
         choices=["uncaught", "raised", "none"],
         help="which exceptions pause (a new session: uncaught; a reused one keeps its setting)",
     )
-    p.add_argument(
-        "--wait",
-        type=float,
-        default=30.0,
-        metavar="S",
-        help="seconds to wait for the first stop (default 30; 0 = answer at once)",
-    )
+    _stop_options(p, 30.0, "seconds to wait for the first stop (default 30; 0 = answer at once)")
 
 
 def _breakpoint_commands(add: Adder) -> None:
@@ -399,18 +549,29 @@ def _breakpoint_commands(add: Adder) -> None:
     p.add_argument("--type", dest="types", action="append", default=[], metavar="EXC", help="only this class")
 
 
+def _stop_options(p: argparse.ArgumentParser, default: float, help: str) -> None:
+    """--timeout (--wait is the same) and --no-locals, for every command that answers with a stop."""
+    p.add_argument("--timeout", "--wait", dest="timeout", type=float, default=default, metavar="S", help=help)
+    p.add_argument(
+        "--no-locals",
+        dest="locals",
+        action="store_false",
+        help="answer a stop without its source line, locals and watch values",
+    )
+
+
 def _control_commands(add: Adder) -> None:
     p = add("continue", cmd_continue, "resume and wait for the next stop or the end")
-    p.add_argument("--wait", type=float, default=30.0, metavar="S", help="seconds to wait (default 30; 0 = no)")
+    _stop_options(p, 30.0, "seconds to wait (default 30; 0 = answer at once)")
     p.add_argument("--thread", type=int, default=None, help="resume only this thread")
     p = add("step", cmd_step, "step over|into|out and answer with the new location", with_id=False)
     p.add_argument("kind", choices=["over", "into", "out"])
     p.add_argument("id", nargs="?", default=None, metavar="ID", help=SID_HELP)
-    p.add_argument("--wait", type=float, default=10.0, metavar="S", help="seconds to wait (default 10)")
+    _stop_options(p, 10.0, "seconds to wait (default 10)")
     p.add_argument("--thread", type=int, default=None)
     add("pause", cmd_pause, "pause the running program")
     p = add("wait", cmd_wait, "wait until the program pauses or ends")
-    p.add_argument("--timeout", type=float, default=30.0, metavar="S", help="seconds (default 30)")
+    _stop_options(p, 30.0, "seconds (default 30)")
     p.add_argument("--autopsy", action="store_true", help="include the exception autopsy when it stops at one")
     add("terminate", cmd_terminate, "kill the program; the session stays")
 
@@ -420,18 +581,24 @@ def _inspection_commands(add: Adder) -> None:
     p.add_argument("--thread", type=int, default=None)
     p.add_argument("--start", type=int, default=0)
     p.add_argument("--max", type=int, default=20)
+    p.add_argument("--library", action="store_true", help="list library frames one by one (default: folded)")
     add("threads", cmd_threads, "threads of the program")
     p = add("vars", cmd_vars, "variables of a frame, or the children of --ref / --expand")
-    p.add_argument("--frame", type=int, default=0, help="frame index (0 = top)")
+    p.add_argument("--frame", "--frame-index", dest="frame", type=int, default=0, help="frame_index (0 = top)")
     p.add_argument("--thread", type=int, default=None)
     p.add_argument("--ref", type=int, default=None, help="expand this variable reference")
     p.add_argument("--expand", default=None, help="expand this variable path, e.g. 'order.items[0]'")
     p.add_argument("--scope", default=None, choices=["all", "locals", "arguments", "globals"])
     p.add_argument("--start", type=int, default=0)
     p.add_argument("--count", type=int, default=None)
-    p = add("eval", cmd_eval, "evaluate a Python expression in the paused frame: [ID] EXPR", with_id=False)
+    p = add(
+        "eval",
+        cmd_eval,
+        "evaluate Python expressions in the paused frame: [ID] EXPR... (quote each one: 'a + b' 'len(xs)')",
+        with_id=False,
+    )
     p.add_argument("words", nargs="+", metavar="[ID] EXPR")
-    p.add_argument("--frame", type=int, default=None, help="frame index (0 = top)")
+    p.add_argument("--frame", "--frame-index", dest="frame", type=int, default=None, help="frame_index (0 = top)")
     p.add_argument("--thread", type=int, default=None)
     p.add_argument("--format", default=None, choices=["hex", "binary"])
     p = add("output", cmd_output, "what the program printed, from a cursor")
@@ -441,6 +608,7 @@ def _inspection_commands(add: Adder) -> None:
     p = add("autopsy", cmd_autopsy, "the whole context of the exception the program is paused at")
     p.add_argument("--max-frames", type=int, default=10)
     p.add_argument("--frames-with-variables", type=int, default=1)
+    add("redactions", cmd_redactions, "what was hidden from this session's answers: placeholder, rule, where, when")
 
 
 def build_parser() -> argparse.ArgumentParser:

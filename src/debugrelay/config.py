@@ -13,6 +13,7 @@ DEFAULT_PORT = 8765  # debugpy's own default is 5678: keep clear of it
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 WILDCARD_HOSTS = ("0.0.0.0", "::", "")
 _LISTS = ("allowed_hosts", "cors_origins", "attach_hosts")  # comma-separated in the environment
+_SWITCHES = {"on": "true", "yes": "true", "off": "false", "no": "false"}  # words for booleans
 
 
 class Settings(msgspec.Struct, kw_only=True):
@@ -48,12 +49,20 @@ class Settings(msgspec.Struct, kw_only=True):
     writable_roots: str = ""  # folders a launch may mount writable (default: none)
     allowed_images: str = ""  # image patterns (fnmatch, comma separated) besides the project's own target images
     allow_root_targets: bool = False  # a launch may ask to run its container as root
-    launchers: str = "local,docker"  # launchers offered; the relay's image and compose offer docker only
+    launchers: str = (
+        "local,docker"  # launchers offered (local, docker, kubernetes); compose: docker, deploy/: kubernetes
+    )
     docker_memory: str = "512m"
     docker_cpus: float = 1.0
     docker_pids: int = 256
     pool_size: int = 2  # warm local interpreters (0: every launch starts cold)
     docker_pool_size: int = 0  # warm containers per (image, folder, limits) once a launch used them
+    kubernetes_namespace: str = ""  # where target pods run (default: the relay's own, from its service account)
+    kubernetes_image: str = ""  # a launch's image when it names none (default: docker_image)
+    kubernetes_boot_image: str = ""  # the init container's image, with debugpy (default: the relay pod's own)
+    kubernetes_port: int = 5678  # the keeper's port in every target pod
+    redaction: bool = True  # secrets in answers and logs become placeholders; off only when said so
+    redaction_patterns: str = ""  # a TOML file of custom [[pattern]] tables (name, regex, prefix)
 
     def public(self) -> PublicSettings:
         """The settings as shown to clients: the token is never echoed."""
@@ -154,7 +163,10 @@ def load_settings(**overrides: object) -> Settings:
     for field in msgspec.structs.fields(Settings):
         value = _env(field.name)
         if value is not None:
-            raw[field.name] = [v.strip() for v in value.split(",") if v.strip()] if field.name in _LISTS else value
+            if field.name in _LISTS:
+                raw[field.name] = [v.strip() for v in value.split(",") if v.strip()]
+            else:
+                raw[field.name] = _SWITCHES.get(value.strip().lower(), value) if field.type is bool else value
     raw.update({k: v for k, v in overrides.items() if v is not None})
     settings = msgspec.convert(raw, Settings, strict=False)
     if not settings.instance_id:

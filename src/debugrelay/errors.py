@@ -69,6 +69,11 @@ class NotFound(RelayError):
     status = 404
 
 
+class ThreadNotFound(NotFound):
+    code = "thread_not_found"
+    default_hint = "List the target's threads."
+
+
 class InvalidState(RelayError):
     """The session is in a state where this operation makes no sense (409)."""
 
@@ -124,6 +129,14 @@ class DebugpyTimeout(RelayError):
     code = "debugpy_timeout"
     status = 504
     default_hint = "The target did not answer in time; retry, or pause/terminate the session if it hangs."
+
+
+class CollectFailed(RelayError):
+    """A snapshot could not be read: the target did not pause, or the collector failed in it."""
+
+    code = "collect_failed"
+    status = 409  # the program's state (a long C call, no pause hook) keeps it from pausing now
+    default_hint = "Retry; a program busy in one long C call cannot pause until it returns."
 
 
 class TargetGone(RelayError):

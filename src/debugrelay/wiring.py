@@ -6,7 +6,9 @@ import logging
 
 from debugrelay import inspection
 from debugrelay.config import Settings, offered_launchers
+from debugrelay.evidence import hub_for, with_post_mortem
 from debugrelay.launchers import Launcher, LocalLauncher
+from debugrelay.redaction import Redactor, install_log_filter, load_patterns
 from debugrelay.sessions import SessionManager
 from debugrelay.store import open_store
 
@@ -28,7 +30,11 @@ def build_launchers(settings: Settings) -> dict[str, Launcher]:
         )
     if "docker" in offered:
         launchers["docker"] = DockerLauncher(settings, pool_size=settings.docker_pool_size)
-    unknown = sorted(set(offered) - {"local", "docker"})
+    if "kubernetes" in offered:
+        from debugrelay.launchers.kubernetes import KubernetesLauncher
+
+        launchers["kubernetes"] = KubernetesLauncher(settings)
+    unknown = sorted(set(offered) - {"local", "docker", "kubernetes"})
     if unknown:
         log.warning("DEBUGRELAY_LAUNCHERS names launchers this relay does not have: %s", ", ".join(unknown))
     if settings.allow_root_targets:
@@ -36,8 +42,27 @@ def build_launchers(settings: Settings) -> dict[str, Launcher]:
     return launchers
 
 
+def build_redactor(settings: Settings) -> Redactor | None:
+    """The relay's redaction (built-in rules and ``DEBUGRELAY_REDACTION_PATTERNS``), None when it is off.
+
+    Raises :class:`debugrelay.redaction.PatternsError` naming the file, the pattern and the fault.
+    """
+    if not settings.redaction:
+        return None
+    return Redactor(load_patterns(settings.redaction_patterns))
+
+
 def build_manager(settings: Settings) -> SessionManager:
+    redactor = build_redactor(settings)
+    if redactor is None:
+        log.warning("redaction is off (DEBUGRELAY_REDACTION=off): answers carry secrets as the program holds them")
+    else:
+        install_log_filter(redactor)
     store = open_store(
         settings.redis_url, output_cap=settings.output_buffer_entries, namespace=settings.redis_namespace
     )
-    return SessionManager(settings, store, build_launchers(settings), on_stop=inspection.remember_stop)
+    manager = SessionManager(
+        settings, store, build_launchers(settings), on_stop=with_post_mortem(inspection.remember_stop)
+    )
+    hub_for(manager)  # a session's evidence goes with it, from the first deletion on
+    return manager

@@ -4,6 +4,8 @@ and attaching to a debugpy someone else started in a container."""
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,7 @@ from tests.conftest import Relay, Sessions, line_of, ok, output_text, target
 BASIC = target("basic.py")
 ASK = target("ask.py")
 CRASH = target("crash.py")
+JSON_DEFAULT = target("json_default.py")
 EXAMPLE_APP = str(Path(__file__).resolve().parents[2] / "docker" / "example_app" / "app.py")
 
 
@@ -49,6 +52,39 @@ def test_breakpoints_frames_and_sources_speak_the_users_paths(
     final = sessions.wait(sid, timeout=60)
     assert final["status"] == "terminated" and final["exit_code"] == 0
     assert "ahoy stdout" in output_text(api, sid)
+
+
+def test_sources_of_a_container_target_are_read_through_the_container(
+    docker_client: Any, api: httpx.Client, sessions: Sessions
+) -> None:
+    sid = sessions.create()
+    sessions.bp(sid, JSON_DEFAULT, line_of(JSON_DEFAULT, "encode-body"))
+    sessions.launch(sid, JSON_DEFAULT, launcher="docker")
+    assert sessions.wait(sid, timeout=60)["status"] == "paused"
+    frames = ok(api.get(f"/sessions/{sid}/stacktrace", params={"levels": 20}))["frames"]
+    library = next(f for f in frames if f["file"] != JSON_DEFAULT and f["file"].endswith("/json/encoder.py"))
+    # the target image's Python library: the container's file, whatever the relay's disk holds there
+    src = ok(
+        api.get(
+            f"/sessions/{sid}/source",
+            params={"path": library["file"], "start": library["line"], "end": library["line"]},
+        )
+    )
+    (container,) = managed(docker_client, sid)
+    theirs = container.exec_run(["cat", library["file"]]).output.decode().splitlines()
+    assert src["total_lines"] == len(theirs)
+    assert src["content"] == theirs[library["line"] - 1] + "\n"
+    # the program's own file, as the container sees it (its folder is mounted there)
+    mine = ok(api.get(f"/sessions/{sid}/source", params={"path": JSON_DEFAULT}))
+    assert "encode-body" in mine["content"]
+    # a file that is the container's but not the session's is refused, as on the relay's disk
+    for path in ("/etc/passwd", "/proc/self/environ", "/usr/lib/python3.13/../../../etc/shadow"):
+        refused = api.get(f"/sessions/{sid}/source", params={"path": path})
+        assert refused.status_code in (403, 404), refused.text
+        assert "root:" not in refused.text
+    ok(api.post(f"/sessions/{sid}/continue"))
+    assert sessions.wait(sid, timeout=60)["exit_code"] == 0
+    assert "12.5" in output_text(api, sid)
 
 
 def test_container_is_isolated_limited_and_labelled(docker_client: Any, api: httpx.Client, sessions: Sessions) -> None:
@@ -122,6 +158,7 @@ def test_missing_image_is_a_clear_error(docker_client: Any, api: httpx.Client, s
     missing = "debugrelay/target:not-built"  # allowed by the image list, absent from the engine
     resp = api.post(f"/sessions/{sid}/launch", json={"script": BASIC, "launcher": "docker", "image": missing})
     assert resp.status_code == 400 and resp.json()["error"]["code"] == "launch_failed"
+    assert missing in resp.json()["error"]["message"] and "make images" in resp.json()["error"]["hint"]
     assert managed(docker_client, sid) == []
 
 
@@ -192,3 +229,70 @@ def test_a_new_relay_removes_containers_of_sessions_that_are_gone(docker_client:
         relay.stop()
         if docker_client.containers.list(all=True, filters={"id": orphan.id}):
             orphan.remove(force=True)
+
+
+PRIVATE_SCRIPT = "import os\nprint('ran as uid', os.getuid())\n"
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def private(tmp_path: Path) -> Iterator[Path]:
+    """A fresh folder inside the relay's allowed roots (the repository), removed afterwards."""
+    folder = Path(tempfile.mkdtemp(prefix=".private-", dir=REPO))
+    try:
+        yield folder / "inner"
+    finally:
+        shutil.rmtree(folder)
+
+
+def test_a_script_in_a_private_folder_runs_as_the_folders_owner_not_root(
+    docker_client: Any, api: httpx.Client, sessions: Sessions, private: Path
+) -> None:
+    """A folder of mode 0700 (what `mktemp -d` makes) owned by a user: the target reads it as that user."""
+    private.mkdir()
+    (private / "job.py").write_text(PRIVATE_SCRIPT)
+    (private / "job.py").chmod(0o600)
+    os.chown(private / "job.py", 1000, 1000)
+    os.chown(private, 1000, 1000)
+    private.chmod(0o700)
+    sid = sessions.create()
+    sessions.launch(sid, str(private / "job.py"), launcher="docker")
+    done = sessions.wait(sid, timeout=60)
+    assert done["status"] == "terminated" and done["exit_code"] == 0, (done, output_text(api, sid))
+    assert "ran as uid 1000" in output_text(api, sid)
+
+
+def test_a_script_in_a_private_folder_of_root_fails_at_launch_with_the_fix(
+    docker_client: Any, api: httpx.Client, sessions: Sessions, private: Path
+) -> None:
+    """Targets never run as root: a 0700 folder only root can read is refused before anything starts."""
+    private.mkdir()
+    (private / "job.py").write_text(PRIVATE_SCRIPT)
+    os.chown(private, 0, 0)
+    private.chmod(0o700)
+    sid = sessions.create()
+    response = api.post(f"/sessions/{sid}/launch", json={"script": str(private / "job.py"), "launcher": "docker"})
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert "cannot read the folder" in error["message"]
+    assert "0700" in error["message"]
+    assert "chmod o+rx" in error["hint"]
+    assert managed(docker_client, sid) == []
+    assert ok(api.get(f"/sessions/{sid}/status"))["status"] == "created"
+
+
+def test_a_statement_over_several_lines_stops_once_per_execution_in_a_container(
+    docker_client: Any, api: httpx.Client, sessions: Sessions
+) -> None:
+    multi = target("multiline.py")
+    sid = sessions.create()
+    sessions.bp(sid, multi, line_of(multi, "multi-line-call"))
+    sessions.launch(sid, multi, launcher="docker")
+    seen = []
+    status = sessions.wait(sid, timeout=60)
+    while status["status"] == "paused":
+        seen.append(ok(api.post(f"/sessions/{sid}/evaluate", json={"expression": "i"}))["result"])
+        ok(api.post(f"/sessions/{sid}/continue"))
+        status = sessions.wait(sid, timeout=60)
+    assert seen == ["0", "1", "2"]
+    assert status["exit_code"] == 0

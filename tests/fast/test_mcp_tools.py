@@ -84,3 +84,26 @@ async def test_errors_name_tools_either_way(kind: str, service: RelayService) ->
         assert result.is_error
         assert error["code"] == "session_not_found"
         assert "debug_launch" in error["hint"]
+
+
+async def test_the_tool_list_is_small_and_every_argument_is_described(service: RelayService) -> None:
+    """The tool list is read by the model in every conversation: the debugger's tools stay within 10,000
+    bytes of JSON, all of them within 12,500; an argument without a description of its own is one the
+    server's instructions describe."""
+    server = build_server(service)
+    async with Client(server) as client:
+        tools = (await client.list_tools()).tools
+
+    def size(chosen: list[Any]) -> int:
+        dumped = [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in chosen]
+        return len(json.dumps(dumped, separators=(",", ":")).encode())
+
+    evidence = {"debug_snapshot", "debug_analyze", "debug_capture", "debug_evidence"}
+    core = [t for t in tools if t.name not in evidence]
+    assert len(core) == 24 and len(tools) == 28
+    assert size(core) <= 10_000  # the debugger's tools
+    assert size(tools) <= 12_500  # with the evidence tools (snapshots, patterns, capture points)
+    instructions = server.instructions or ""
+    for tool in tools:
+        for name, prop in tool.input_schema["properties"].items():
+            assert prop.get("description") or f"{name} (" in instructions, f"{tool.name}.{name}"

@@ -298,3 +298,22 @@ def test_wait_includes_the_autopsy_only_when_asked_and_only_at_exceptions(
     out = ok(api.post(f"/sessions/{at_breakpoint}/wait", json={"timeout": 30, "include_autopsy": True}))
     assert out["reason"] == "breakpoint"
     assert "autopsy" not in out
+
+
+def test_a_failing_test_stop_names_plain_python_types_and_functions(api: httpx.Client, sessions: Sessions) -> None:
+    """debugpy marks the paused frame " (Current frame)" and the type with a note: answers carry neither."""
+    sid, status = stop_at_exception(sessions, target("ex_unittest.py"), mode="userUnhandled")
+    assert status["exception"]["type"] == "AssertionError", status
+    assert status["location"]["function"] == "test_value", status
+
+    stack = ok(api.get(f"/sessions/{sid}/stacktrace"))
+    names = [f.get("function") or f.get("name") for f in stack["frames"]]
+    assert "test_value" in names, names
+    assert not any("(" in str(n) for n in names), names
+
+    out = autopsy(api, sid)
+    assert out["exception"]["type"] == "AssertionError"
+    functions = [f["function"] for f in out["frames"]]
+    assert "test_value" in functions, functions
+    assert not any("Current frame" in f for f in functions), functions
+    assert "note:" not in str(out)

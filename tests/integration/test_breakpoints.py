@@ -144,8 +144,20 @@ def test_setting_the_same_breakpoint_twice_returns_the_first(api: Api, sessions:
         (("bare-else", 0), "a bare 'else:'", ("else-body", 0)),
         (("closing-bracket", 0), "no code that runs", ("return-line", 0)),
         (("last-comment", 0), "is a comment", ("call-decorated", 1)),
+        (("return-line", 1), "only whitespace", ("return-line", 0)),
+        (("area-body", 1), "only whitespace", ("area-body", 0)),
     ],
-    ids=["blank", "comment", "docstring-end", "docstring-inside", "bare-else", "closing-bracket", "last"],
+    ids=[
+        "blank",
+        "comment",
+        "docstring-end",
+        "docstring-inside",
+        "bare-else",
+        "closing-bracket",
+        "last",
+        "blank-after-function",
+        "blank-after-method",
+    ],
 )
 def test_ac_bp_2_line_without_code_is_unverified_with_suggestion(
     sessions: Sessions, at: tuple[str, int], why: str, suggested: tuple[str, int]

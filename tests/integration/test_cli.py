@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
+from debugrelay.cli import CLI_HINTS
 from tests.conftest import Relay, line_of, ok, target
 
 pytestmark = pytest.mark.integration
@@ -83,7 +84,29 @@ def test_a_debugging_story_from_the_shell(cli: Cli, api: httpx.Client) -> None:
     items = cli("vars", sid, "--ref", str(ref))
     assert [v["value"] for v in items["variables"] if v["name"].isdigit()] == ["3", "4", "5"]
     assert cli("eval", sid, "a + b") == {"result": "3", "type": "int"}
-    assert cli("eval", "a", "*", "10")["result"] == "0"  # no ID; words make one expression
+    assert cli("eval", "a * 10")["result"] == "0"  # no ID: the most recent session
+    # several expressions: one result each, in order; one that fails does not hide the others
+    assert cli("eval", sid, "a", "b", "nope") == {
+        "results": [
+            {"expression": "a", "result": "0", "type": "int"},
+            {"expression": "b", "result": "3", "type": "int"},
+            {
+                "expression": "nope",
+                "error": {
+                    "code": "evaluation_error",
+                    "message": "NameError: name 'nope' is not defined",
+                    "details": {"expression": "nope", "frame_index": 0},
+                    "hint": CLI_HINTS["evaluation_error"],
+                },
+            },
+        ]
+    }
+    assert cli.pretty("eval", sid, "a", "b").splitlines() == ["a = 0  (int)", "b = 3  (int)"]
+    # errors name CLI commands, never the HTTP API's paths
+    no_exception = cli.error("autopsy", sid)
+    assert no_exception["code"] == "NO_EXCEPTION"
+    assert "debugrelay catch" in no_exception["hint"]
+    assert "/" not in no_exception["hint"]
 
     step = cli("step", "over", sid)
     assert step["reason"] == "step"

@@ -166,6 +166,56 @@ def test_only_the_relay_gets_into_a_warm_target(relay: Relay, warm: httpx.Client
     assert "secret" not in json.dumps(detail)
 
 
+async def _second_client(port: int) -> str:
+    """A second DAP client on the machine going straight for debugpy's loopback port: what attach answers."""
+    from debugrelay.dap import INITIALIZE_ARGS
+    from debugrelay.errors import RelayError
+
+    client = await DapClient.connect("127.0.0.1", port, timeout=5.0, request_timeout=10.0, name="stranger")
+    try:
+        await client.request("initialize", INITIALIZE_ARGS)
+        try:
+            await client.request("attach", {"justMyCode": False})
+        except RelayError as exc:
+            return exc.message
+        return "attached"
+    finally:
+        await client.close()
+
+
+def second_client(port: int) -> str:
+    try:
+        return asyncio.run(_second_client(port))
+    except (OSError, ConnectionError) as exc:
+        return f"not reached: {exc}"
+
+
+def test_no_second_client_takes_debugpy_in_a_waiting_warm_target(
+    relay: Relay, warm: httpx.Client, sessions: Sessions, program: Path
+) -> None:
+    # a warm target waits, perhaps for minutes, for a launch: its debugpy already has its one client
+    keeper = pooled_processes(relay)[0]
+    answer = second_client(int(debugpy_port(keeper.cmdline())))
+    assert "already being debugged" in answer
+    # the pool's targets still serve launches as before, the one knocked on included
+    for _ in range(len(pooled_processes(relay))):
+        info, _sid = run_program(warm, sessions, program)
+        assert info["answer"] == "forty-two"
+
+
+def test_no_second_client_takes_debugpy_in_a_cold_target(warm: httpx.Client, sessions: Sessions) -> None:
+    sid = sessions.create()
+    sessions.launch(sid, target("basic.py"), stop_on_entry=True, pool=False)
+    assert sessions.wait(sid)["status"] == "paused"
+    detail = ok(warm.get(f"/sessions/{sid}"))
+    assert "pooled" not in detail["target"]
+    assert "already being debugged" in second_client(detail["target"]["debugpy_port"])
+    # still the relay's: paused where it was, and it runs to its end when told
+    assert ok(warm.get(f"/sessions/{sid}/stacktrace"))["frames"][0]["line"] == 1
+    ok(warm.post(f"/sessions/{sid}/continue"))
+    assert sessions.wait(sid)["exit_code"] == 0
+
+
 def test_a_module_runs_as_main_from_a_warm_target(warm: httpx.Client, sessions: Sessions) -> None:
     sid = sessions.create()
     folder = str(Path(target("multi.py")).parent)

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from debugrelay.api import create_app
+from debugrelay.api._contract import openapi_document
 from debugrelay.config import load_settings
 
 # Litestar 2.2x announces its 3.0 parameter style; the relay pins litestar below 3.
@@ -15,12 +16,11 @@ pytestmark = pytest.mark.filterwarnings("ignore::litestar.exceptions.LitestarDep
 
 def _schema() -> dict[str, Any]:
     app = create_app(load_settings(state_dir="/nonexistent-state"))
-    document: dict[str, Any] = app.openapi_schema.to_schema()
-    return document
+    return openapi_document(app)
 
 
 # answers whose shape is the user's data: a walk of one of their objects, a session document they keep
-FREE_FORM = {"POST /sessions/{session_id}/object-inspect", "GET /sessions/{session_id}/export"}
+FREE_FORM = {"POST /sessions/{session_id}/object-inspect"}
 
 
 def test_every_operation_documents_its_answer() -> None:
@@ -59,3 +59,25 @@ def test_every_operation_documents_the_error_envelope() -> None:
                 assert schema.get("$ref", "").endswith("/ErrorEnvelope"), (method, path, status)
     envelope = document["components"]["schemas"]["ErrorBody"]["properties"]
     assert set(envelope) == {"code", "message", "details", "hint"}
+
+
+def test_request_bodies_say_what_the_relay_accepts() -> None:
+    document = _schema()
+    components = document["components"]["schemas"]
+    assert components["LaunchRequest"]["additionalProperties"] is False
+    assert {"script", "module"} == {rule["required"][0] for rule in components["LaunchRequest"]["oneOf"]}
+    assert components["SessionPatch"]["properties"]["timeout_minutes"]["anyOf"][0]["exclusiveMinimum"] == 0
+    create = document["paths"]["/sessions"]["post"]
+    assert create["requestBody"]["content"]["application/json"]["schema"]["$ref"].endswith("/SessionCreate")
+    count = next(
+        p
+        for p in document["paths"]["/sessions/{session_id}/stacktrace"]["get"]["parameters"]
+        if p["name"] == "max_frames"
+    )
+    assert (count["schema"]["minimum"], count["schema"]["maximum"]) == (1, 1000)
+
+
+def test_a_new_session_links_to_its_operations() -> None:
+    links = _schema()["paths"]["/sessions"]["post"]["responses"]["201"]["links"]
+    status = links["SessionsSessionIdStatusStatus"]
+    assert status["parameters"] == {"session_id": "$response.body#/session_id"}

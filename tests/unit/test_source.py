@@ -90,6 +90,9 @@ def test_suggestion_is_the_next_line_in_the_same_function() -> None:
     assert info.suggest(line_of(LINES, "bare-else")) == line_of(LINES, "else-body")
     assert info.suggest(line_of(LINES, "docstring-end")) == line_of(LINES, "first-body-line")
     assert info.suggest(line_of(LINES, "last-comment")) == line_of(LINES, "call-decorated") + 1
+    # a blank line right after a function belongs to it: its last statement, not what follows
+    assert info.suggest(line_of(LINES, "return-line") + 2) == line_of(LINES, "return-line")
+    assert info.suggest(line_of(LINES, "area-body") + 1) == line_of(LINES, "area-body")
 
 
 def test_docstring_lines_are_known() -> None:

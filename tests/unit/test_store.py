@@ -13,7 +13,7 @@ import pytest
 
 from debugrelay.errors import StoreUnavailable
 from debugrelay.models import BreakpointRecord, SessionRecord
-from debugrelay.store import MemoryStore, StateStore
+from debugrelay.store import MemoryStore, StateStore, WriteBehind, tracking_writes
 from debugrelay.store.redis import RedisStore
 from tests.conftest import free_port
 from tests.redis_server import RedisServer
@@ -201,3 +201,43 @@ async def test_an_unreachable_redis_answers_store_unavailable_at_once() -> None:
     assert await store.ping() is False
     assert time.monotonic() - began < 30  # a bound against hanging, not a speed claim
     await store.close()
+
+
+async def test_placeholder_tables_are_kept_per_session_and_go_with_it(store: StateStore) -> None:
+    await store.save_session(record())
+    await store.save_session(record("sess_b"))
+    await store.add_redactions("sess_a", {"[SECRET_1]": b'{"v": 1}'})
+    await store.add_redactions("sess_a", {"[CARD_1]": b'{"v": 2}'})
+    await store.add_redactions("sess_b", {"[SECRET_1]": b'{"v": 3}'})
+    assert await store.get_redactions("sess_a") == {"[SECRET_1]": b'{"v": 1}', "[CARD_1]": b'{"v": 2}'}
+    assert await store.get_redactions("sess_b") == {"[SECRET_1]": b'{"v": 3}'}
+    await store.delete_session("sess_a")
+    assert await store.get_redactions("sess_a") == {}
+    assert await store.get_redactions("sess_b") == {"[SECRET_1]": b'{"v": 3}'}
+
+
+async def test_writes_while_redis_is_down_are_kept_and_written_through(tmp_path: Path) -> None:
+    server = RedisServer(tmp_path / "own")
+    store = WriteBehind(RedisStore.with_url(server.url, namespace="wb"))
+    try:
+        await store.save_session(record("sess_gone"))
+        server.stop()
+        with tracking_writes() as tracking:
+            await store.save_session(record("sess_a", name="renamed"))
+            await store.delete_session("sess_gone")
+        assert tracking.found == ["session", "delete"]  # the caller learns what waits
+        assert store.pending == 2 and store.pending_for("sess_a") and store.pending_for("sess_gone")
+        assert (await store.get_session("sess_a")).name == "renamed"  # type: ignore[union-attr]
+        assert await store.get_session("sess_gone") is None
+        with pytest.raises(StoreUnavailable):
+            await store.write_through()  # still down: everything stays kept
+        assert store.pending == 2
+
+        server.start()
+        assert await store.write_through() == 2
+        assert store.pending == 0 and not store.pending_for("sess_a")
+        assert [r.id for r in await store.inner.list_sessions()] == ["sess_a"]
+        assert (await store.inner.get_session("sess_a")).name == "renamed"  # type: ignore[union-attr]
+    finally:
+        await store.close()
+        server.stop()

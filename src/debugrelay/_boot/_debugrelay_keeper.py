@@ -1,7 +1,7 @@
 """debugrelay's keeper: the debuggee's parent, holding its one DAP connection so a relay may come and go.
 
     DEBUGRELAY_KEEPER_SECRET=... python _debugrelay_keeper.py --listen HOST:PORT --connect 127.0.0.1:INNER \
-        [--status-file PATH] -- python -m debugpy --listen 127.0.0.1:INNER --wait-for-client ...
+        [--status-file PATH] [--client JSON] -- python -m debugpy --listen 127.0.0.1:INNER --wait-for-client ...
 
 debugpy resumes the debuggee and clears its breakpoints as soon as its client goes away. The keeper
 is that client for the whole run: it starts the debuggee (stdin, stdout and stderr inherited; the
@@ -19,6 +19,14 @@ Protocol (one relay at a time; a new one replaces the old one):
    Request seqs are rewritten (the keeper's own counter towards debugpy), so a response to a
    request of a relay that went away is dropped, never delivered to the next one. Reverse requests
    (``runInTerminal``, ...) are refused here, as the relay would.
+With ``--client '{"initialize": {...}, "attach": {...}}'`` the keeper is debugpy's client from the
+first moment: it sends ``initialize`` and ``attach`` itself as soon as debugpy listens, so no other
+local process can take the target's loopback port while it waits for a relay (debugpy serves one
+client per debuggee and refuses the next one: "already being debugged"). A relay's own
+``initialize`` and ``attach`` are then answered by the keeper (the capabilities debugpy gave, the
+``initialized`` event once debugpy sent it), and everything after them goes through as usual. If
+the keeper's own attach is refused, someone else got there first: the debuggee is ended at once,
+before it is given anything to run.
 The status file (local targets) tells whoever looks without connecting: a stop while no relay was
 connected, and the exit code. When the debuggee exits the keeper writes its exit code there, passes on what it
 can within a short drain, and exits with the debuggee's exit code (in a container it is the main
@@ -50,12 +58,15 @@ MAX_QUEUED = 10000  # events kept while no relay is connected
 MAX_QUEUED_BYTES = 8 * 1024 * 1024
 AUTH_SECONDS = 5.0
 DRAIN_SECONDS = 1.5  # after the debuggee exits: pass on its last events, then go
-UPSTREAM_RETRY = 0.02
+UPSTREAM_RETRY = 0.005  # short: with --client, the time another process could take debugpy first
 RECONNECT_DELAY = 0.5  # debugpy takes a new client ~250 ms after the old one left
 RESUMING = frozenset(("continue", "next", "stepIn", "stepOut", "stepBack", "reverseContinue", "goto"))
 
 
-USAGE = "usage: _debugrelay_keeper.py --listen HOST:PORT --connect HOST:PORT [--status-file PATH] -- COMMAND"
+USAGE = (
+    "usage: _debugrelay_keeper.py --listen HOST:PORT --connect HOST:PORT [--status-file PATH] [--client JSON]"
+    " -- COMMAND"
+)
 
 
 def log(text):
@@ -182,7 +193,7 @@ class Conn(object):
 class Keeper(object):
     """The keeper's state and its one select loop (see the module docstring)."""
 
-    def __init__(self, listener, upstream, secret, status_file=None, child=None):
+    def __init__(self, listener, upstream, secret, status_file=None, child=None, client=None):  # noqa: PLR0917
         self.sel = selectors.DefaultSelector()
         self.listener = listener
         listener.setblocking(False)
@@ -210,6 +221,15 @@ class Keeper(object):
         self.terminated = False
         self.exit_code = None
         self.ending_at = None
+        self.client = client  # {"initialize": args, "attach": args}: the keeper attaches by itself
+        self.own = {}  # our seq -> command, for the keeper's own requests
+        self.caps = None  # debugpy's answer to the keeper's initialize
+        self.refused = None  # debugpy refused the keeper's attach: why
+        self.init_event = None  # debugpy's "initialized" event, framed, once it came
+        self.init_due = False  # a relay asked to attach: it gets "initialized" when there is one
+        self.held = []  # relay initialize requests waiting for debugpy's capabilities
+        self.attach_waiting = None  # a relay's attach, answered when debugpy answers the keeper's
+        self.attach_done = False
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_r, False)
         self.sel.register(self.wake_r, selectors.EVENT_READ, "wake")
@@ -312,6 +332,9 @@ class Keeper(object):
         self.pending.pop(conn.id, None)
         if conn is self.relay:
             self.relay = None
+            self.held = []
+            self.init_due = False
+            self.attach_waiting = None
         elif conn is self.up:
             self.upstream_lost()
 
@@ -429,6 +452,8 @@ class Keeper(object):
     def from_relay(self, message):
         if message.get("type") != "request":
             return  # the keeper answers debugpy's reverse requests itself
+        if self.client is not None and self.answer_handshake(message):
+            return
         seq = next(self.seq)
         self.requests[seq] = (self.relay.id if self.relay else 0, message.get("seq"))
         if message.get("command") == "attach":
@@ -441,6 +466,15 @@ class Keeper(object):
 
     def from_debugpy(self, message):
         kind = message.get("type")
+        if kind == "response" and message.get("request_seq") in self.own:
+            self.own_answered(self.own.pop(message.get("request_seq")), message.full())
+            return
+        if kind == "event" and self.client is not None and message.get("event") == "initialized":
+            self.init_event = frame(message.body)
+            if self.init_due and self.relay is not None:
+                self.init_due = False
+                self.send(self.relay, self.init_event)
+            return
         if kind == "response":
             entry = self.requests.pop(message.get("request_seq"), None)
             if message.get("success"):
@@ -480,6 +514,85 @@ class Keeper(object):
             }
             self.send(self.up, encode(refusal))
 
+    # -- the keeper as debugpy's client (--client) -------------------------------------------------
+
+    def request_own(self, command, arguments):
+        seq = next(self.seq)
+        self.own[seq] = command
+        self.send(self.up, encode({"seq": seq, "type": "request", "command": command, "arguments": arguments}))
+
+    def own_answered(self, command, response):
+        if command == "initialize":
+            if not response.get("success"):
+                self.taken("initialize refused: %s" % response.get("message"))
+                return
+            self.caps = response.get("body") or {}
+            self.request_own("attach", self.client.get("attach") or {})
+            held, self.held = self.held, []
+            for request in held:
+                self.answer_handshake(request)
+        elif command == "attach":
+            # debugpy answers attach once configured; a relay's attach waiting for it gets the same answer
+            if response.get("success"):
+                self.attach_done = True
+            else:
+                self.taken("attach refused: %s" % response.get("message"))
+            waiting, self.attach_waiting = self.attach_waiting, None
+            if waiting is not None:
+                self.answer_handshake(waiting)
+
+    def taken(self, why):
+        """debugpy would not take the keeper as its client: another one got there first. The debuggee
+        is ended before it runs anything; a relay that asks is told why."""
+        self.refused = why
+        log("%s; ending the debuggee" % why)
+        if self.child is not None:
+            try:
+                os.kill(self.child.pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+    def reply(self, request, success, body=None, message=None):
+        response = {
+            "seq": 0,
+            "type": "response",
+            "request_seq": request.get("seq"),
+            "command": request.get("command"),
+            "success": success,
+        }
+        if body is not None:
+            response["body"] = body
+        if message is not None:
+            response["message"] = message
+        self.send(self.relay, encode(response))
+
+    def answer_handshake(self, request):
+        """Answer a relay's ``initialize`` or ``attach`` from what the keeper's own handshake got; False
+        for any other request (it goes to debugpy)."""
+        command = request.get("command")
+        if command not in ("initialize", "attach"):
+            return False
+        if self.refused is not None:
+            self.reply(request, False, message="the target was taken by another debugger client (%s)" % self.refused)
+        elif command == "initialize":
+            if self.caps is None:
+                self.held.append(request)
+            else:
+                self.initialized = True
+                self.reply(request, True, body=self.caps)
+        elif self.attach_done:
+            self.attached = True
+            self.reply(request, True)
+        else:
+            # as debugpy does it: "initialized" now (or when it comes), the answer once configured
+            self.attached = True
+            self.attach_waiting = request
+            if self.init_event is not None:
+                self.send(self.relay, self.init_event)
+            else:
+                self.init_due = True
+        return True
+
     def enqueue(self, event, data):
         self.queue.append((event, data))
         self.queued_bytes += len(data)
@@ -513,14 +626,22 @@ class Keeper(object):
         sock.setblocking(False)
         self.up = Conn(sock, "upstream")
         self.watch(self.up)
+        if self.client is not None:
+            self.request_own("initialize", self.client.get("initialize") or {})
         if self.up_backlog:
             data, self.up_backlog = bytes(self.up_backlog), bytearray()
             self.send(self.up, data)
 
     def upstream_lost(self):
         """debugpy let go (the debuggee ends, or a relay sent disconnect): start over with a fresh connection."""
+        if self.exit_code is None and self.child is not None and self.child.poll() is None:
+            log("debugpy closed the connection (attached: %s, configured: %s)" % (self.attached, self.configured))
         self.up = None
         self.requests.clear()
+        self.own.clear()
+        self.caps = self.init_event = self.attach_waiting = None
+        self.init_due = self.attach_done = False
+        self.held = []
         self.initialized = self.attached = self.configured = False
         self.paused = None
         self.up_retry_at = time.monotonic() + RECONNECT_DELAY
@@ -607,7 +728,8 @@ def main(argv):
     env.pop(SECRET_ENV, None)
     # no thread runs yet: preexec_fn is safe here
     child = subprocess.Popen(command, env=env, preexec_fn=die_with_keeper if sys.platform == "linux" else None)  # noqa: PLW1509
-    keeper = Keeper(listener, address(opts["--connect"]), secret, opts.get("--status-file"), child)
+    client = json.loads(opts["--client"]) if "--client" in opts else None
+    keeper = Keeper(listener, address(opts["--connect"]), secret, opts.get("--status-file"), child, client)
 
     def forward(signum, _frame):
         try:

@@ -7,7 +7,9 @@ relay writes one line of JSON to this process's stdin: the working directory, en
 ``sys.argv``, the extra ``PYTHONPATH`` entries and the script or module. The program is then set up
 exactly as ``python -m debugpy --listen ... --wait-for-client <script|-m module> args`` would set
 it up, waits until the relay's breakpoints are in place (``configurationDone``), and runs as
-``__main__``. EOF before a spec (the relay went away) ends the process quietly.
+``__main__``. EOF before a spec (the relay went away) ends the process quietly. A local pooled
+target's keeper attached before the launch was known: the launch's ``just_my_code`` is applied
+here, once debugpy has its configuration.
 
 The spec line is read byte by byte from the file descriptor, so nothing after it is buffered
 away from the program's own ``sys.stdin``.
@@ -47,6 +49,19 @@ def _listen_address() -> tuple[str, int]:
     raise SystemExit("usage: python -m _debugrelay_pool --listen HOST:PORT [--role NAME]")
 
 
+def _wait_for_client(spec: dict[str, Any]) -> None:
+    """debugpy's ``wait_for_client``, then the launch's ``just_my_code`` (the attach came before the launch)."""
+    import debugpy
+
+    debugpy.wait_for_client()
+    if spec.get("just_my_code") is not None:
+        import pydevd
+
+        debugger = pydevd.get_global_debugger()
+        if debugger is not None:
+            debugger.set_use_libraries_filter(bool(spec["just_my_code"]))
+
+
 def main() -> int:
     address = _listen_address()
     import debugpy
@@ -69,6 +84,10 @@ def main() -> int:
     for name in spec.get("unset") or []:
         os.environ.pop(name, None)
     os.environ["DEBUGPY_RUNNING"] = "true"
+    if os.environ.get("DEBUGRELAY_TEST_STOPS"):
+        import _debugrelay_tests
+
+        _debugrelay_tests.install()
     # sys.path as `python -m debugpy` has it: [cwd, PYTHONPATH..., ...], then the script's folder first
     sys.path[0] = os.getcwd()
     boot = os.path.dirname(os.path.abspath(__file__))
@@ -77,6 +96,7 @@ def main() -> int:
     import importlib.util
 
     importlib.invalidate_caches()
+
     module = spec.get("module")
     args = list(spec.get("args") or [])
     if module:
@@ -89,7 +109,7 @@ def main() -> int:
         except Exception:
             pass
         sys.argv[:] = [argv_0, *args]
-        debugpy.wait_for_client()
+        _wait_for_client(spec)
         # a fresh __main__ like `python -m`, not this module's namespace
         import types
 
@@ -102,7 +122,7 @@ def main() -> int:
         sys.argv[:] = [script, *args]
         if os.path.isfile(script):
             sys.path.insert(0, os.path.dirname(script))
-        debugpy.wait_for_client()
+        _wait_for_client(spec)
         runpy.run_path(script, run_name="__main__")
     return 0
 

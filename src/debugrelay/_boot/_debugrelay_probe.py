@@ -11,6 +11,7 @@ Kept compatible with old interpreters (a target may run any Python 3): no walrus
 import builtins
 import contextlib
 import json
+import os
 import sys
 
 _SIZED = (list, tuple, dict, set, frozenset, str, bytes, bytearray)
@@ -107,7 +108,8 @@ def _describe(obj):
     length = _container_len(obj)
     name = _short_type(cls)
     if length is not None:
-        return f"<{name} of {length}>", False
+        literal = _small_literal(obj, length)
+        return (literal, False) if literal is not None else (f"<{name} of {length}>", False)
     for attr in ("__qualname__", "__name__"):
         desc = _find(cls, attr)
         if desc is not None and type(desc).__name__ == "getset_descriptor":
@@ -116,6 +118,37 @@ def _describe(obj):
             except Exception:
                 break
     return f"<{name} object at {hex(id(obj))}>", False
+
+
+_SMALL_ITEMS = 8
+
+
+def _small_literal(obj, length):
+    """A small container of scalars written out whole (``{'a': 1}``, ``[1, 2]``), through the builtins'
+    own methods (no code of the program runs); None when it is bigger, holds other objects, or the text
+    would pass the value budget."""
+    if length > _SMALL_ITEMS or type(obj) not in (list, tuple, dict, set, frozenset):
+        return None
+    if isinstance(obj, dict):
+        pairs = list(dict.items(obj))
+        if not all(_is_scalar(k) and _is_scalar(v) for k, v in pairs):
+            return None
+        parts = [f"{_scalar_repr(k, _VALUE_CHARS)[0]}: {_scalar_repr(v, _VALUE_CHARS)[0]}" for k, v in pairs]
+        text = "{" + ", ".join(parts) + "}"
+    else:
+        items = list(type(obj).__iter__(obj))
+        if not all(_is_scalar(v) for v in items):
+            return None
+        inner = ", ".join(_scalar_repr(v, _VALUE_CHARS)[0] for v in items)
+        if isinstance(obj, list):
+            text = f"[{inner}]"
+        elif isinstance(obj, tuple):
+            text = f"({inner},)" if length == 1 else f"({inner})"
+        elif length == 0:
+            text = f"{type(obj).__name__}()"
+        else:
+            text = "{" + inner + "}" if isinstance(obj, set) else "frozenset({" + inner + "})"
+    return text if len(text) <= _VALUE_CHARS else None
 
 
 def _container_len(obj):
@@ -250,6 +283,22 @@ def _current_exception():
     if type(info) is tuple and len(info) >= 2 and isinstance(info[1], BaseException):
         return info[1]
     return None
+
+
+def left_by(function, filename):
+    """``{type, message, location}`` of the exception being handled in the evaluated frame when it came
+    through ``function`` of the file named ``filename`` (a step that left that frame by it); else None."""
+    try:
+        exc = sys.exc_info()[1]
+        tb = _BASE["__traceback__"].__get__(exc) if exc is not None else None
+        while tb is not None:
+            code = tb.tb_frame.f_code
+            if code.co_name == function and os.path.basename(code.co_filename) == filename:
+                return json.dumps(_summary(exc, 0, 0))
+            tb = tb.tb_next
+        return json.dumps(None)
+    except Exception as err:
+        return json.dumps({"probe_error": f"{type(err).__name__}: {err}"})
 
 
 def exception(max_depth=5, max_members=10):
@@ -413,6 +462,8 @@ def _node(obj, depth, walk, ancestors, path):
     kind, pairs, total = _children(obj, walk)
     if kind is None or total == 0:
         return out
+    if depth <= 0 and kind == "items" and not text.startswith("<"):
+        return out  # a small container of scalars at the depth asked for: written out whole in its value
     if depth <= 0:
         out["expandable"] = True
         return out

@@ -3,6 +3,10 @@
 Sets TCP_NODELAY on every TCP socket the debuggee and its debugpy adapter open: stock debugpy
 answers each DAP request in ~44 ms because of Nagle/delayed-ACK stalls, ~1.5 ms with this.
 Then runs any other ``sitecustomize`` further down the path, so a target's own one still works.
+Prints the program's own tracebacks and pauses at a RecursionError that overflowed the debugger's
+tracer (``_debugrelay_uncaught``); values keep no marks that read as Python (``_debugrelay_repr``).
+In a test run (``DEBUGRELAY_TEST_STOPS``), hooks pytest and
+unittest so a failing test pauses.
 """
 
 import socket as _socket
@@ -36,6 +40,26 @@ _socket.socket.connect = _patched_connect
 _socket.socket.accept = _patched_accept
 
 
+def _nudge_handler():
+    """A Python handler for SIGWINCH (ignored by default), so the relay can pause a program whose
+    every thread is blocked in C (a deadlock): the signal runs Python in the main thread, where debugpy's
+    pending pause takes hold. A program's own SIGWINCH handler is left alone."""
+    try:
+        import signal
+
+        if signal.getsignal(signal.SIGWINCH) == signal.SIG_DFL:
+            signal.signal(signal.SIGWINCH, _debugrelay_nudge)
+    except (AttributeError, ValueError, OSError):
+        pass
+
+
+def _debugrelay_nudge(signum, frame):
+    return None
+
+
+_nudge_handler()
+
+
 def _chain():
     import importlib
     import os
@@ -55,3 +79,17 @@ def _chain():
 
 
 _chain()
+
+try:
+    import _debugrelay_repr
+    import _debugrelay_uncaught
+
+    _debugrelay_uncaught.install()
+    _debugrelay_repr.install()
+except Exception as _exc:  # a hook never keeps the program from running
+    print(f"debugrelay: uncaught-exception hook not installed: {_exc!r}", file=_sys.stderr)
+
+if __import__("os").environ.get("DEBUGRELAY_TEST_STOPS"):
+    import _debugrelay_tests
+
+    _debugrelay_tests.install()

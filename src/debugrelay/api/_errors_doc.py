@@ -13,10 +13,13 @@ ERRORS = {
     401: "Missing or wrong API token (unauthorized)",
     403: "Refused by the operator's policy (refused) or a foreign browser origin (forbidden_origin)",
     404: "No such session, breakpoint, reference or profile",
-    409: "Wrong state for this operation (NOT_PAUSED, NO_EXCEPTION, invalid_state, target_gone)",
+    409: "Wrong state for this operation (NOT_PAUSED, NO_EXCEPTION, invalid_state, target_gone), or a "
+    "program that could not pause for a snapshot (collect_failed)",
     415: "The body is not JSON (unsupported_media_type)",
     429: "Too many sessions or open waits",
-    503: "The state store is unreachable (store_unavailable), or the owning replica does not answer",
+    503: "The state store is unreachable (store_unavailable) for a read from it or a new session: nothing was "
+    "changed; or the owning replica does not answer. A change to an existing session is made anyway and "
+    'answered with "persisted": false (see X-Debugrelay-Persisted)',
     504: "The target did not answer in time (debugpy_timeout)",
 }
 

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
-from litestar import Litestar
+from litestar import Litestar, MediaType, Request, Response
 from litestar.config.app import AppConfig
 from litestar.config.cors import CORSConfig
 from litestar.datastructures import ResponseHeader, State
 from litestar.di import Provide
 from litestar.openapi.config import OpenAPIConfig
+from litestar.routes import HTTPRoute
+from litestar.types import Scope
 
 from debugrelay import __version__
 from debugrelay.config import Settings, load_settings, normalize_origin
@@ -19,19 +22,25 @@ from debugrelay.service import RelayService
 from debugrelay.sessions import SessionManager
 from debugrelay.wiring import build_manager
 
+from ._body import strict_body
+from ._contract import openapi_document
 from ._errors_doc import document_errors
 from .auth import token_middleware
 from .autopsy import AutopsyController
 from .breakpoints import BreakpointController, ProfileController
 from .browser import browser_guard
 from .errors import exception_handlers
+from .evidence import EvidenceController, EvidenceStoreController
 from .forward import ClusterController, close_forwarding, forward_middleware
 from .inspection import InspectionController
+from .persisted import PERSISTED_DOC, STORE_OUTAGE_RULE, mark, track
 from .pool import PoolController
+from .redactions import RedactionController
 from .schema_page import CSP, render_plugins
 from .server import ServerController
 from .sessions import SessionController
 from .transfer import TransferController
+from .ui import trail_middleware, ui_router
 
 log = logging.getLogger("debugrelay")
 
@@ -45,6 +54,9 @@ CONTROLLERS = (
     TransferController,
     ClusterController,
     PoolController,
+    RedactionController,
+    EvidenceController,
+    EvidenceStoreController,
 )
 document_errors(*CONTROLLERS)
 
@@ -87,8 +99,8 @@ def create_app(settings: Settings | None = None, manager: SessionManager | None 
     def provide_service(state: State) -> RelayService:
         return state.service  # type: ignore[no-any-return]
 
-    return Litestar(
-        route_handlers=[*CONTROLLERS, mcp.handler],
+    app = Litestar(
+        route_handlers=[*CONTROLLERS, mcp.handler, ui_router(settings)],
         dependencies={
             "manager": Provide(provide_manager, sync_to_thread=False),
             "settings": Provide(provide_settings, sync_to_thread=False),
@@ -97,20 +109,56 @@ def create_app(settings: Settings | None = None, manager: SessionManager | None 
         exception_handlers=exception_handlers,
         state=state,
         # the browser checks first: a request they refuse reaches neither the token check nor another replica
-        middleware=[browser_guard(settings), token_middleware(settings.token), forward_middleware],
+        middleware=[browser_guard(settings), token_middleware(settings.token), forward_middleware, trail_middleware],
         cors_config=_cors(settings),
         response_headers=[
             ResponseHeader(name="Content-Security-Policy", value=CSP),
             ResponseHeader(name="X-Content-Type-Options", value="nosniff"),
+            PERSISTED_DOC,
         ],
+        before_request=_before_request,
+        after_request=mark,
         on_shutdown=[close_forwarding],
         lifespan=[lifespan, mcp.lifespan],
         openapi_config=OpenAPIConfig(
-            title="debugrelay", version=__version__, path="/schema", render_plugins=render_plugins()
+            title="debugrelay",
+            version=__version__,
+            description=STORE_OUTAGE_RULE,
+            path="/schema",
+            render_plugins=render_plugins(),
         ),
         on_app_init=[_app_init],
+        on_startup=[openapi_document],
         debug=False,
     )
+    _answer_options(app)
+    return app
+
+
+def _answer_options(app: Litestar) -> None:
+    """OPTIONS names every method of its path. Litestar builds a path's OPTIONS answer when its first
+    handler is registered and keeps it when more are added (Allow: OPTIONS, POST on /sessions)."""
+    for route in app.routes:
+        if not isinstance(route, HTTPRoute):
+            continue
+        allow = ", ".join(sorted(route.methods))
+        for handler in route.route_handlers:
+            if handler.http_methods == {"OPTIONS"} and handler.handler_name == "options_handler":
+                handler._fn = _options_answer(allow)  # type: ignore[assignment]
+
+
+def _options_answer(allow: str) -> Callable[[Scope], Response[None]]:
+    def options_handler(scope: Scope) -> Response[None]:
+        return Response(content=None, status_code=204, headers={"Allow": allow}, media_type=MediaType.TEXT)
+
+    return options_handler
+
+
+async def _before_request(request: Request[Any, Any, Any]) -> None:
+    """A body that is not exactly what the schema says is refused first; then the writes the handler
+    makes are tracked (what the store could not take is said in the answer)."""
+    await strict_body(request)
+    await track(request)
 
 
 def _cors(settings: Settings) -> CORSConfig | None:

@@ -4,20 +4,23 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+import msgspec
 from litestar import Controller, get, post
-from litestar.params import JSONBody, QueryParameter
+from litestar.params import JSONBody
 
 from debugrelay.models import Autopsy, Changes, Input, ScopedVariables
 from debugrelay.models.limits import Expression
 
 from ._deps import Service
+from ._params import Count, FrameIndex, FrameNumber, Frames, FramesWithVariables, InnerDepth, ScopeName, Start
 
 
 class ObjectInspectBody(Input):
     object_ref: Expression
-    depth: int = 1
-    frame_id: int | None = None
-    frame_index: int | None = None
+    # 1..10; outside that the answer is DEPTH_EXCEEDED (the service's own check), not a schema refusal
+    depth: Annotated[int, msgspec.Meta(description="Levels to expand, 1 to 10 (else DEPTH_EXCEEDED).")] = 1
+    frame_id: FrameNumber | None = None
+    frame_index: FrameNumber | None = None
     thread_id: int | None = None
 
 
@@ -30,9 +33,9 @@ class AutopsyController(Controller):
         self,
         service: Service,
         session_id: str,
-        max_frames: int = 10,
-        include_variables_for_frames: int = 1,
-        max_inner_depth: int = 5,
+        max_frames: Frames = 10,
+        include_variables_for_frames: FramesWithVariables = 1,
+        max_inner_depth: InnerDepth = 5,
     ) -> Autopsy:
         return await service.autopsy(
             session_id,
@@ -46,12 +49,12 @@ class AutopsyController(Controller):
         self,
         service: Service,
         session_id: str,
-        which: Annotated[str, QueryParameter(name="scope", description="locals|arguments|globals|all")] = "all",
-        frame_id: int = 0,
+        which: ScopeName = "all",
+        frame_id: FrameIndex = 0,
         thread_id: int | None = None,
         expand: str | None = None,
-        start: int = 0,
-        count: int | None = None,
+        start: Start = 0,
+        count: Count = None,
     ) -> ScopedVariables:
         return await service.scoped_variables(
             session_id,

@@ -19,7 +19,7 @@ from debugrelay.models import (
     ProfileList,
     ProfileSaved,
 )
-from debugrelay.models.limits import MAX_BREAKPOINTS_PER_REQUEST
+from debugrelay.models.limits import MAX_BREAKPOINTS_PER_REQUEST, ExceptionFilter, ExceptionType
 from debugrelay.sessions import BreakpointUpdate, breakpoints
 
 from ._body import any_body
@@ -27,8 +27,8 @@ from ._deps import Service
 
 
 class ExceptionBreakpointsBody(Input):
-    filters: list[str] = msgspec.field(default_factory=list)
-    exception_types: list[str] = msgspec.field(default_factory=list)
+    filters: list[ExceptionFilter] = msgspec.field(default_factory=list)
+    exception_types: list[ExceptionType] = msgspec.field(default_factory=list)
 
 
 class ProfileBody(Input):
@@ -75,7 +75,7 @@ class BreakpointController(Controller):
     async def exceptions(
         self, service: Service, session_id: str, data: ExceptionBreakpointsBody
     ) -> ExceptionFiltersView:
-        return await service.set_exception_breakpoints(session_id, data.filters, data.exception_types)
+        return await service.set_exception_breakpoints(session_id, list(data.filters), data.exception_types)
 
     @get("/exception-breakpoints", summary="Exception breakpoint filters in force")
     async def get_exceptions(self, service: Service, session_id: str) -> ExceptionFiltersView:

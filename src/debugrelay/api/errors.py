@@ -22,11 +22,14 @@ _HTTP_CODES = {
 }
 
 
-def envelope(status: int, code: str, message: str, details: Any = None, hint: str = "") -> Response[Any]:
+def envelope(
+    status: int, code: str, message: str, details: Any = None, hint: str = "", *, headers: dict[str, str] | None = None
+) -> Response[Any]:
     return Response(
         {"error": {"code": code, "message": message, "details": details or {}, "hint": hint}},
         status_code=status,
         media_type=MediaType.JSON,
+        headers=headers,
     )
 
 
@@ -64,7 +67,13 @@ def validation_handler(_: Request[Any, Any, Any], exc: ValidationException) -> R
 def http_error_handler(_: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
     code, hint = _HTTP_CODES.get(exc.status_code, ("http_error", ""))
     extra = exc.extra if isinstance(exc.extra, dict) else {}
-    return envelope(exc.status_code, code, str(exc.detail), extra, hint)
+    # Litestar's 405 names the path's methods in its headers ("allow"): the answer must carry them (RFC 9110)
+    headers = {k.title(): v for k, v in (exc.headers or {}).items()}
+    if exc.status_code == 405 and "Allow" in headers:
+        allowed = sorted(m.strip() for m in headers["Allow"].split(","))
+        headers["Allow"] = ", ".join(allowed)
+        extra = {**extra, "allowed": allowed}
+    return envelope(exc.status_code, code, str(exc.detail), extra, hint, headers=headers or None)
 
 
 def internal_error_handler(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from litestar import Controller, delete, get, post
 from litestar.params import JSONBody
 
@@ -23,15 +25,16 @@ from debugrelay.models import (
 from debugrelay.models.limits import Expression
 
 from ._deps import Service
+from ._params import Count, FrameNumber, Line, PageSize, Start
 
 
 class EvaluateBody(Input):
     expression: Expression
-    frame_id: int | None = None
-    frame_index: int | None = None
+    frame_id: FrameNumber | None = None
+    frame_index: FrameNumber | None = None
     thread_id: int | None = None
-    context: str = "repl"
-    format: str | None = None
+    context: Literal["watch", "repl", "hover", "clipboard", "variables"] = "repl"
+    format: Literal["default", "hex", "binary"] | None = None
 
 
 class SetVariableBody(Input):
@@ -46,7 +49,7 @@ class WatchBody(Input):
 class CompletionsBody(Input):
     text: Expression
     column: int | None = None
-    frame_id: int | None = None
+    frame_id: FrameNumber | None = None
 
 
 class InspectionController(Controller):
@@ -63,16 +66,27 @@ class InspectionController(Controller):
         service: Service,
         session_id: str,
         thread_id: int | None = None,
-        start_frame: int = 0,
-        max_frames: int = 20,
+        start_frame: Start = 0,
+        max_frames: PageSize = 20,
+        *,
+        library: bool = False,
     ) -> StackTrace:
-        return await service.stacktrace(session_id, thread_id, start_frame, max_frames)
+        """Runs of library frames (stdlib, site-packages, pytest) come folded into one entry with their
+        count and last frame; ``library=true`` lists them one by one."""
+        return await service.stacktrace(session_id, thread_id, start_frame, max_frames, library=library)
 
     @get("/threads/{thread_id:int}/stacktrace", summary="Call stack of one thread")
     async def thread_stacktrace(
-        self, service: Service, session_id: str, thread_id: int, start_frame: int = 0, max_frames: int = 20
+        self,
+        service: Service,
+        session_id: str,
+        thread_id: int,
+        start_frame: Start = 0,
+        max_frames: PageSize = 20,
+        *,
+        library: bool = False,
     ) -> StackTrace:
-        return await service.stacktrace(session_id, thread_id, start_frame, max_frames)
+        return await service.stacktrace(session_id, thread_id, start_frame, max_frames, library=library)
 
     @get("/frames/{frame_id:int}/scopes", summary="Scopes (Locals, Globals) of a frame")
     async def scopes(self, service: Service, session_id: str, frame_id: int, thread_id: int | None = None) -> Scopes:
@@ -86,8 +100,8 @@ class InspectionController(Controller):
         frame_id: int,
         *,
         thread_id: int | None = None,
-        start: int = 0,
-        count: int | None = None,
+        start: Start = 0,
+        count: Count = None,
         summary: bool = False,
     ) -> VariablesPage:
         return await service.frame_locals(
@@ -105,20 +119,20 @@ class InspectionController(Controller):
         frame_id: int,
         reference: int,
         *,
-        offset: int = 0,
-        limit: int = 100,
+        offset: Start = 0,
+        limit: PageSize = 100,
     ) -> ChildrenPage:
         return await service.children(session_id, reference, offset, limit, by_offset=True)
 
     @get("/scopes/{reference:int}/variables", summary="Variables of a scope")
     async def scope_variables(
-        self, service: Service, session_id: str, reference: int, start: int = 0, count: int | None = None
+        self, service: Service, session_id: str, reference: int, start: Start = 0, count: Count = None
     ) -> VariablesPage:
         return await service.variables(session_id, reference, start, count)
 
     @get("/variables/{reference:int}", summary="Children of an expandable variable, paged by start/count")
     async def expand(
-        self, service: Service, session_id: str, reference: int, start: int = 0, count: int | None = 100
+        self, service: Service, session_id: str, reference: int, start: Start = 0, count: Count = 100
     ) -> ChildrenPage:
         return await service.children(session_id, reference, start, count)
 
@@ -145,7 +159,7 @@ class InspectionController(Controller):
 
     @get("/source", summary="Source of a file (any frame's file), optionally a line range")
     async def source(
-        self, service: Service, session_id: str, path: str, start: int = 1, end: int | None = None
+        self, service: Service, session_id: str, path: str, start: Line = 1, end: int | None = None
     ) -> SourceText:
         return await service.source(session_id, path, start, end)
 

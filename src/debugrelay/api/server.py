@@ -52,7 +52,11 @@ class ServerController(Controller):
     async def health(self, manager: Manager) -> Health:
         store_ok = await manager.store.ping()
         return Health(
-            status="ok" if store_ok else "degraded", store=manager.store.name, store_ok=store_ok, **manager.counts()
+            status="ok" if store_ok else "degraded",
+            store=manager.store.name,
+            store_ok=store_ok,
+            unpersisted_writes=manager.store.pending,
+            **manager.counts(),
         )
 
     @get("/info", summary="Version and capabilities")
@@ -66,6 +70,7 @@ class ServerController(Controller):
             store=manager.store.name,
             durable=manager.store.durable,
             capabilities=CAPABILITIES,
+            redaction="on" if manager.settings.redaction else "off",
         )
 
     @get("/config", summary="Settings in force (secrets hidden)")

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 from litestar import Controller, Request, delete, get, patch, post
-from litestar.params import JSONBody
+from litestar.params import JSONBody, QueryParameter
 
 from debugrelay.errors import InvalidRequest
 from debugrelay.models import (
@@ -23,11 +23,12 @@ from debugrelay.models import (
     SessionList,
     Status,
 )
-from debugrelay.models.limits import Host, InputText, Name, TimeoutMinutes
+from debugrelay.models.limits import Host, InputText, Name, NamespaceName, Pid, PodName, Port, TimeoutMinutes
 from debugrelay.service import STEP_WAIT
 
 from ._body import optional_body
 from ._deps import Service
+from ._params import OutputLimit, Seconds
 
 
 class SessionCreate(Input):
@@ -35,8 +36,10 @@ class SessionCreate(Input):
     timeout_minutes: TimeoutMinutes | None = None
     mode: Literal["launch", "attach"] = "launch"
     host: Host = "127.0.0.1"
-    port: int | None = None
-    pid: int | None = None
+    port: Port | None = None
+    pid: Pid | None = None
+    pod: PodName | None = None
+    namespace: NamespaceName | None = None
     path_mappings: list[PathMapping] = msgspec.field(default_factory=list)
     launch: LaunchRequest | None = None
 
@@ -48,12 +51,12 @@ class SessionPatch(Input):
 
 class ResumeBody(Input):
     thread_id: int | None = None
-    wait: float | None = None
-    timeout: float | None = None
+    wait: Seconds | None = None
+    timeout: Seconds | None = None
 
 
 class WaitBody(Input):
-    timeout: float = 30.0
+    timeout: Seconds = 30.0
     include_autopsy: bool = False
 
 
@@ -62,6 +65,12 @@ class InputBody(Input):
     text: InputText | None = None
     data: InputText | None = None
     newline: bool = False
+
+
+# ?locals=true: a stop comes with its source line, the top frame's locals and the watch values
+Details = Annotated[
+    bool, QueryParameter(name="locals", description="Answer a stop with its source line, locals and watch values.")
+]
 
 
 class SessionController(Controller):
@@ -73,7 +82,14 @@ class SessionController(Controller):
         body = await optional_body(request, SessionCreate) or SessionCreate()
         attach = None
         if body.mode == "attach":
-            attach = AttachSpec(host=body.host, port=body.port, pid=body.pid, path_mappings=body.path_mappings)
+            attach = AttachSpec(
+                host=body.host,
+                port=body.port,
+                pid=body.pid,
+                pod=body.pod,
+                namespace=body.namespace,
+                path_mappings=body.path_mappings,
+            )
         return await service.create_session(
             name=body.name, timeout_minutes=body.timeout_minutes, attach=attach, launch=body.launch
         )
@@ -111,30 +127,47 @@ class SessionController(Controller):
         return await service.attach(session_id, data)
 
     async def _resume(
-        self, service: Service, session_id: str, request: Request[Any, Any, Any], command: str, default: float
+        self,
+        service: Service,
+        session_id: str,
+        request: Request[Any, Any, Any],
+        command: str,
+        *,
+        default: float,
+        details: bool,
     ) -> Status:
         body = await optional_body(request, ResumeBody) or ResumeBody()
-        wait = body.wait if body.wait is not None else body.timeout
-        status = await service.resume(session_id, command, body.thread_id, default if wait is None else wait)
+        wait = body.timeout if body.timeout is not None else body.wait
+        status = await service.resume(
+            session_id, command, body.thread_id, default if wait is None else wait, details=details
+        )
         if status.timed_out:
             status.message = f"{status.message}; call /wait or /pause"
         return status
 
     @post("/{session_id:str}/continue", status_code=200, summary="Resume until the next breakpoint or the end")
-    async def continue_(self, service: Service, session_id: str, request: Request[Any, Any, Any]) -> Status:
-        return await self._resume(service, session_id, request, "continue", 0.0)
+    async def continue_(
+        self, service: Service, session_id: str, request: Request[Any, Any, Any], details: Details = False
+    ) -> Status:
+        return await self._resume(service, session_id, request, "continue", default=0.0, details=details)
 
     @post("/{session_id:str}/step-over", status_code=200, summary="Run the current line; answers with the new location")
-    async def step_over(self, service: Service, session_id: str, request: Request[Any, Any, Any]) -> Status:
-        return await self._resume(service, session_id, request, "step-over", STEP_WAIT)
+    async def step_over(
+        self, service: Service, session_id: str, request: Request[Any, Any, Any], details: Details = False
+    ) -> Status:
+        return await self._resume(service, session_id, request, "step-over", default=STEP_WAIT, details=details)
 
     @post("/{session_id:str}/step-into", status_code=200, summary="Step into the call on the current line")
-    async def step_into(self, service: Service, session_id: str, request: Request[Any, Any, Any]) -> Status:
-        return await self._resume(service, session_id, request, "step-into", STEP_WAIT)
+    async def step_into(
+        self, service: Service, session_id: str, request: Request[Any, Any, Any], details: Details = False
+    ) -> Status:
+        return await self._resume(service, session_id, request, "step-into", default=STEP_WAIT, details=details)
 
     @post("/{session_id:str}/step-out", status_code=200, summary="Finish the current function; stop in its caller")
-    async def step_out(self, service: Service, session_id: str, request: Request[Any, Any, Any]) -> Status:
-        return await self._resume(service, session_id, request, "step-out", STEP_WAIT)
+    async def step_out(
+        self, service: Service, session_id: str, request: Request[Any, Any, Any], details: Details = False
+    ) -> Status:
+        return await self._resume(service, session_id, request, "step-out", default=STEP_WAIT, details=details)
 
     @post("/{session_id:str}/threads/{thread_id:int}/continue", status_code=200, summary="Resume one thread")
     async def continue_thread(self, service: Service, session_id: str, thread_id: int) -> Status:
@@ -145,9 +178,11 @@ class SessionController(Controller):
         return await service.pause(session_id)
 
     @post("/{session_id:str}/wait", status_code=200, summary="Long-poll until the target pauses or ends")
-    async def wait(self, service: Service, session_id: str, request: Request[Any, Any, Any]) -> Status:
+    async def wait(
+        self, service: Service, session_id: str, request: Request[Any, Any, Any], details: Details = False
+    ) -> Status:
         body = await optional_body(request, WaitBody) or WaitBody()
-        return await service.wait(session_id, body.timeout, body.include_autopsy)
+        return await service.wait(session_id, body.timeout, body.include_autopsy, details=details)
 
     @post(
         "/{session_id:str}/restart", status_code=200, summary="Restart the program with the same launch and breakpoints"
@@ -169,7 +204,7 @@ class SessionController(Controller):
         service: Service,
         session_id: str,
         since: str | None = None,
-        limit: int = 200,
+        limit: OutputLimit = 200,
         stream: str | None = None,
     ) -> OutputPage:
         return await service.output(session_id, since, limit, stream)

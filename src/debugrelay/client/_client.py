@@ -124,18 +124,33 @@ class _Endpoints(Generic[R]):
     def attach(self, session_id: str, spec: dict[str, Any]) -> R:
         return self._call("POST", f"/sessions/{session_id}/attach", json=_clean(spec))
 
-    def resume(self, session_id: str, command: str, *, thread_id: int | None = None, wait: float | None = None) -> R:
-        """``command``: continue, step-over, step-into or step-out; ``wait`` seconds for the next stop."""
+    def resume(
+        self,
+        session_id: str,
+        command: str,
+        *,
+        thread_id: int | None = None,
+        timeout: float | None = None,
+        locals: bool = False,
+    ) -> R:
+        """``command``: continue, step-over, step-into or step-out; ``timeout`` seconds to wait for the next
+        stop; ``locals``: the stop with its source line, locals and watch values."""
         return self._call(
-            "POST", f"/sessions/{session_id}/{command}", json=_clean({"thread_id": thread_id, "wait": wait})
+            "POST",
+            f"/sessions/{session_id}/{command}",
+            json=_clean({"thread_id": thread_id, "timeout": timeout}),
+            params={"locals": "true"} if locals else None,
         )
 
     def pause(self, session_id: str) -> R:
         return self._call("POST", f"/sessions/{session_id}/pause")
 
-    def wait(self, session_id: str, timeout: float = 30.0, include_autopsy: bool = False) -> R:
+    def wait(self, session_id: str, timeout: float = 30.0, include_autopsy: bool = False, locals: bool = False) -> R:
         return self._call(
-            "POST", f"/sessions/{session_id}/wait", json={"timeout": timeout, "include_autopsy": include_autopsy}
+            "POST",
+            f"/sessions/{session_id}/wait",
+            json={"timeout": timeout, "include_autopsy": include_autopsy},
+            params={"locals": "true"} if locals else None,
         )
 
     def terminate(self, session_id: str) -> R:
@@ -179,9 +194,22 @@ class _Endpoints(Generic[R]):
         return self._call("GET", f"/sessions/{session_id}/threads")
 
     def stacktrace(
-        self, session_id: str, thread_id: int | None = None, start_frame: int = 0, max_frames: int = 20
+        self,
+        session_id: str,
+        thread_id: int | None = None,
+        start_frame: int = 0,
+        max_frames: int = 20,
+        *,
+        library: bool = False,
     ) -> R:
-        params = _clean({"thread_id": thread_id, "start_frame": start_frame, "max_frames": max_frames})
+        params = _clean(
+            {
+                "thread_id": thread_id,
+                "start_frame": start_frame,
+                "max_frames": max_frames,
+                "library": "true" if library else None,
+            }
+        )
         return self._call("GET", f"/sessions/{session_id}/stacktrace", params=params)
 
     def scopes(self, session_id: str, frame_index: int = 0, thread_id: int | None = None) -> R:
@@ -250,9 +278,53 @@ class _Endpoints(Generic[R]):
         )
         return self._call("POST", f"/sessions/{session_id}/evaluate", json=body)
 
+    def add_watch(self, session_id: str, expression: str) -> R:
+        return self._call("POST", f"/sessions/{session_id}/watch", json={"expression": expression})
+
+    def watches(self, session_id: str) -> R:
+        return self._call("GET", f"/sessions/{session_id}/watch")
+
+    def remove_watch(self, session_id: str, watch_id: str) -> R:
+        return self._call("DELETE", f"/sessions/{session_id}/watch/{watch_id}")
+
+    def changes(self, session_id: str) -> R:
+        return self._call("GET", f"/sessions/{session_id}/changes")
+
     def source(self, session_id: str, path: str, start: int = 1, end: int | None = None) -> R:
         params = _clean({"path": path, "start": start, "end": end})
         return self._call("GET", f"/sessions/{session_id}/source", params=params)
+
+    def redactions(self, session_id: str) -> R:
+        return self._call("GET", f"/sessions/{session_id}/redactions")
+
+    # -- evidence: snapshots, post-mortem, capture points, analysis --------------------------
+
+    def take_snapshot(self, session_id: str, **bounds: Any) -> R:
+        return self._call("POST", f"/sessions/{session_id}/snapshots", json=_clean(bounds))
+
+    def snapshots(self, session_id: str) -> R:
+        return self._call("GET", f"/sessions/{session_id}/snapshots")
+
+    def snapshot(self, session_id: str, snapshot_id: str) -> R:
+        return self._call("GET", f"/sessions/{session_id}/snapshots/{snapshot_id}")
+
+    def add_capture(self, session_id: str, **body: Any) -> R:
+        return self._call("POST", f"/sessions/{session_id}/captures", json=_clean(body))
+
+    def captures(self, session_id: str) -> R:
+        return self._call("GET", f"/sessions/{session_id}/captures")
+
+    def capture_table(self, session_id: str, capture_id: str, **params: Any) -> R:
+        return self._call("GET", f"/sessions/{session_id}/captures/{capture_id}", params=_clean(params))
+
+    def remove_capture(self, session_id: str, capture_id: str) -> R:
+        return self._call("DELETE", f"/sessions/{session_id}/captures/{capture_id}")
+
+    def analyze(self, session_id: str, **body: Any) -> R:
+        return self._call("POST", f"/sessions/{session_id}/analyze", json=_clean(body))
+
+    def evidence(self, evidence_id: str, **params: Any) -> R:
+        return self._call("GET", f"/evidence/{evidence_id}", params=_clean(params))
 
     def autopsy(self, session_id: str, **params: Any) -> R:
         return self._call("GET", f"/sessions/{session_id}/autopsy", params=_clean(params))

@@ -84,7 +84,11 @@ def stack(data: dict[str, Any]) -> str:
             f"#{f.get('id')}",
             f.get("name"),
             f"{f.get('file')}:{f.get('line')}",
-            "external" if f.get("is_external") else "",
+            f"+{f['collapsed'] - 1} library frames to #{f.get('through')} (--library)"
+            if f.get("collapsed")
+            else f"x{f['repeated']} ({f.get('arguments')} .. {f.get('last_arguments')}) to #{f.get('through')}"
+            if f.get("repeated")
+            else ("external" if f.get("is_external") else ""),
         ]
         for f in data.get("frames", [])
     ]
@@ -105,6 +109,15 @@ def evaluation(data: dict[str, Any]) -> str:
     text = f"{data.get('result')}  ({data.get('type')})"
     ref = data.get("variable_reference")
     return text + (f"  ref {ref}" if ref else "")
+
+
+def evaluations(data: dict[str, Any]) -> str:
+    lines = []
+    for item in data.get("results", []):
+        error = item.get("error")
+        shown = f"error: {error.get('message')}" if error else evaluation(item)
+        lines.append(f"{item.get('expression')} = {shown}")
+    return "\n".join(lines)
 
 
 def output(data: dict[str, Any]) -> str:
@@ -147,6 +160,7 @@ RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
     "stack": stack,
     "variables": variables,
     "evaluation": evaluation,
+    "evaluations": evaluations,
     "output": output,
     "threads": threads,
     "autopsy": autopsy,

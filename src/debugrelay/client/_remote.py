@@ -7,23 +7,37 @@ from typing import Any, TypeVar
 import msgspec
 
 from debugrelay.models import (
+    Analysis,
     AttachSpec,
     Autopsy,
     BreakpointList,
     BreakpointView,
+    CaptureList,
+    CapturePoint,
+    CaptureRequest,
+    CaptureTable,
+    Changes,
     Deleted,
     EvaluateResult,
+    EvidencePage,
     ExceptionFiltersView,
     LaunchRequest,
     OutputPage,
+    Redactions,
     ScopedVariables,
     Scopes,
     SessionDetail,
     SessionList,
+    Snapshot,
+    SnapshotBounds,
+    SnapshotList,
+    SnapshotSummary,
     StackTrace,
     Status,
     Threads,
     VariablesPage,
+    Watches,
+    WatchValue,
 )
 from debugrelay.service import DebugService
 from debugrelay.sessions import BreakpointRequest
@@ -78,14 +92,19 @@ class RemoteService(DebugService):
     async def launch(self, session_id: str, spec: LaunchRequest) -> Status:
         return _typed(await self.client.launch(session_id, _body(spec)), Status)
 
-    async def resume(self, session_id: str, command: str, thread_id: int | None = None, wait: float = 0.0) -> Status:
-        return _typed(await self.client.resume(session_id, command, thread_id=thread_id, wait=wait), Status)
+    async def resume(
+        self, session_id: str, command: str, thread_id: int | None = None, wait: float = 0.0, details: bool = False
+    ) -> Status:
+        answer = await self.client.resume(session_id, command, thread_id=thread_id, timeout=wait, locals=details)
+        return _typed(answer, Status)
 
     async def pause(self, session_id: str) -> Status:
         return _typed(await self.client.pause(session_id), Status)
 
-    async def wait(self, session_id: str, timeout: float = 30.0, include_autopsy: bool = False) -> Status:
-        return _typed(await self.client.wait(session_id, timeout, include_autopsy), Status)
+    async def wait(
+        self, session_id: str, timeout: float = 30.0, include_autopsy: bool = False, details: bool = False
+    ) -> Status:
+        return _typed(await self.client.wait(session_id, timeout, include_autopsy, locals=details), Status)
 
     async def restart(self, session_id: str) -> Status:
         return _typed(await self.client.restart(session_id), Status)
@@ -121,9 +140,10 @@ class RemoteService(DebugService):
         return _typed(await self.client.threads(session_id), Threads)
 
     async def stacktrace(
-        self, session_id: str, thread_id: int | None = None, start: int = 0, count: int = 20
+        self, session_id: str, thread_id: int | None = None, start: int = 0, count: int = 20, *, library: bool = False
     ) -> StackTrace:
-        return _typed(await self.client.stacktrace(session_id, thread_id, start, count), StackTrace)
+        found = await self.client.stacktrace(session_id, thread_id, start, count, library=library)
+        return _typed(found, StackTrace)
 
     async def scopes(self, session_id: str, frame_index: int = 0, thread_id: int | None = None) -> Scopes:
         return _typed(await self.client.scopes(session_id, frame_index, thread_id), Scopes)
@@ -194,6 +214,18 @@ class RemoteService(DebugService):
         )
         return _typed(data, Autopsy)
 
+    async def add_watch(self, session_id: str, expression: str) -> WatchValue:
+        return _typed(await self.client.add_watch(session_id, expression), WatchValue)
+
+    async def watches(self, session_id: str) -> Watches:
+        return _typed(await self.client.watches(session_id), Watches)
+
+    async def remove_watch(self, session_id: str, watch_id: str) -> Deleted:
+        return _typed(await self.client.remove_watch(session_id, watch_id), Deleted)
+
+    async def changes(self, session_id: str) -> Changes:
+        return _typed(await self.client.changes(session_id), Changes)
+
     async def object_inspect(
         self,
         session_id: str,
@@ -208,5 +240,45 @@ class RemoteService(DebugService):
         )
         return data
 
+    async def redactions(self, session_id: str) -> Redactions:
+        return _typed(await self.client.redactions(session_id), Redactions)
+
     async def close(self) -> None:
         await self.client.aclose()
+
+    # -- evidence ---------------------------------------------------------------------------
+
+    async def take_snapshot(self, session_id: str, bounds: SnapshotBounds | None = None) -> SnapshotSummary:
+        given = _body(bounds) if bounds is not None else {}
+        return _typed(await self.client.take_snapshot(session_id, **given), SnapshotSummary)
+
+    async def snapshots(self, session_id: str) -> SnapshotList:
+        return _typed(await self.client.snapshots(session_id), SnapshotList)
+
+    async def snapshot(self, session_id: str, snapshot_id: str) -> Snapshot:
+        return _typed(await self.client.snapshot(session_id, snapshot_id), Snapshot)
+
+    async def add_capture(self, session_id: str, request: CaptureRequest) -> CapturePoint:
+        return _typed(await self.client.add_capture(session_id, **_body(request)), CapturePoint)
+
+    async def captures(self, session_id: str) -> CaptureList:
+        return _typed(await self.client.captures(session_id), CaptureList)
+
+    async def capture_table(self, session_id: str, capture_id: str, start: int = 0, count: int = 100) -> CaptureTable:
+        found = await self.client.capture_table(session_id, capture_id, start=start, count=count)
+        return _typed(found, CaptureTable)
+
+    async def remove_capture(self, session_id: str, capture_id: str) -> CapturePoint:
+        return _typed(await self.client.remove_capture(session_id, capture_id), CapturePoint)
+
+    async def evidence(
+        self, evidence_id: str, *, offset: int = 0, limit: int = 200, grep: str | None = None
+    ) -> EvidencePage:
+        found = await self.client.evidence(evidence_id, offset=offset, limit=limit, grep=grep)
+        return _typed(found, EvidencePage)
+
+    async def analyze(
+        self, session_id: str, snapshot_ids: list[str] | None = None, *, take: int = 0, interval: float = 1.0
+    ) -> Analysis:
+        found = await self.client.analyze(session_id, snapshot_ids=snapshot_ids, take=take, interval=interval)
+        return _typed(found, Analysis)

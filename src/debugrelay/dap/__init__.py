@@ -15,10 +15,12 @@ from ._bodies import (
     ThreadEvent,
     ThreadsBody,
     as_body,
+    plain_exception_type,
+    plain_frame_name,
 )
 from ._client import DapClient, EventListener
 from ._framing import MAX_BODY, FramingError, frame, read_frame
-from ._handshake import ATTACH_ARGS, INITIALIZE_ARGS
+from ._handshake import ATTACH_ARGS, INITIALIZE_ARGS, attach_args
 from ._keeper import KEEPER_FILE, SECRET_ENV, keeper_command, new_secret
 from ._messages import Event, Request, Response, decode_message, encode_message
 
@@ -48,10 +50,13 @@ __all__ = [
     "ThreadEvent",
     "ThreadsBody",
     "as_body",
+    "attach_args",
     "decode_message",
     "encode_message",
     "frame",
     "keeper_command",
     "new_secret",
+    "plain_exception_type",
+    "plain_frame_name",
     "read_frame",
 ]

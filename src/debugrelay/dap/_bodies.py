@@ -6,9 +6,26 @@ field has a default, so a body debugpy shortens still decodes. Decoders are buil
 
 from __future__ import annotations
 
+import re
 from typing import Any, TypeVar
 
 import msgspec
+
+# debugpy decorates names for a human in an IDE: the frame an exception stop is paused in gets
+# " (Current frame)", and the exception's type "       (note: full exception trace is shown but
+# execution is paused at: f)". Answers carry the plain Python names.
+_CURRENT_FRAME = " (Current frame)"
+_PAUSED_NOTE = re.compile(r"\s*\(note: full exception trace is shown but execution is paused at: .*\)\s*$", re.S)
+
+
+def plain_frame_name(name: str) -> str:
+    """A frame's function name without debugpy's " (Current frame)" mark."""
+    return name.removesuffix(_CURRENT_FRAME)
+
+
+def plain_exception_type(name: str) -> str:
+    """An exception's type name without debugpy's "(note: full exception trace is shown ...)"."""
+    return _PAUSED_NOTE.sub("", name)
 
 
 class Body(msgspec.Struct, rename="camel", kw_only=True):
@@ -28,6 +45,9 @@ class StackFrame(Body):
     column: int = 0
     source: Source | None = None
     presentation_hint: str | None = None
+
+    def __post_init__(self) -> None:
+        self.name = plain_frame_name(self.name)
 
 
 class StackTraceBody(Body):

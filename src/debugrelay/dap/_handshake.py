@@ -21,3 +21,10 @@ INITIALIZE_ARGS: dict[str, Any] = {
     "supportsVariablePaging": True,
     "supportsRunInTerminalRequest": False,
 }
+
+
+def attach_args(
+    path_mappings: list[dict[str, str]], *, just_my_code: bool, sub_process: bool = False
+) -> dict[str, Any]:
+    """The ``attach`` arguments for a target: the fixed options, the launch's choices, the path mappings."""
+    return {**ATTACH_ARGS, "justMyCode": just_my_code, "subProcess": sub_process, "pathMappings": path_mappings}

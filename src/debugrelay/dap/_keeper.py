@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import secrets
+from typing import Any
+
+from ._handshake import INITIALIZE_ARGS
 
 SECRET_ENV = "DEBUGRELAY_KEEPER_SECRET"
 GREETING = b"DEBUGRELAY-KEEPER/1 "
@@ -28,10 +32,23 @@ def prove(secret: str, nonce: bytes) -> bytes:
 
 
 def keeper_command(
-    python: list[str], *, listen: str, connect: str, status_file: str | None, keeper: str, debuggee: list[str]
+    python: list[str],
+    *,
+    listen: str,
+    connect: str,
+    status_file: str | None,
+    keeper: str,
+    debuggee: list[str],
+    attach: dict[str, Any] | None = None,
 ) -> list[str]:
-    """``python keeper --listen .. --connect .. [--status-file ..] -- debuggee``."""
+    """``python keeper --listen .. --connect .. [--status-file ..] [--client ..] -- debuggee``.
+
+    With ``attach``, the keeper initializes and attaches to debugpy by itself the moment debugpy
+    listens, so debugpy's loopback port is never free for another local client to take."""
     argv = [*python, keeper, "--listen", listen, "--connect", connect]
     if status_file:
         argv += ["--status-file", status_file]
+    if attach is not None:
+        client = {"initialize": INITIALIZE_ARGS, "attach": attach}
+        argv += ["--client", json.dumps(client, separators=(",", ":"))]
     return [*argv, "--", *debuggee]

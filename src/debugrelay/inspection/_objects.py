@@ -71,7 +71,7 @@ async def object_inspect(
     if "error" in result:
         raise InvalidReference(
             f"cannot resolve '{object_ref}': {result['error']}",
-            details={"object_ref": object_ref, "frame_id": frame_index},
+            details={"object_ref": object_ref, "frame_index": frame_index},
         )
     if "probe_error" in result:
         raise Unsupported(f"object_inspect failed in the target: {result['probe_error']}")

@@ -6,12 +6,13 @@ with the typed model the API, MCP and the CLI show.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from debugrelay.dap import CompletionsBody, EvaluateBody, ScopesBody, SetVariableBody, Source, ThreadsBody, as_body
-from debugrelay.errors import DebugpyError, EvaluationError, InvalidReference
+from debugrelay.errors import DebugpyError, EvaluationError, InvalidReference, RelayError
 from debugrelay.models import (
     Completion,
     EvaluateResult,
@@ -23,6 +24,8 @@ from debugrelay.models import (
     Threads,
     ThreadView,
     VariablesPage,
+    cut_text,
+    is_cut,
 )
 from debugrelay.sessions import RefMeta
 
@@ -50,11 +53,22 @@ async def threads(session: Session) -> Threads:
     return Threads(threads=found)
 
 
-async def stacktrace(session: Session, thread_id: int | None, start: int, count: int) -> StackTrace:
-    """Frames ``start .. start+count`` of a paused thread; ids are indexes (0 = top)."""
+async def stacktrace(
+    session: Session, thread_id: int | None, start: int, count: int, *, library: bool = False
+) -> StackTrace:
+    """Frames ``start .. start+count`` of a paused thread; ids are indexes (0 = top). Runs of library
+    frames are folded into their first one (``collapsed``, ``through``) unless ``library``; so are runs
+    of one function calling itself (``repeated``, with the first and last call's ``arguments``), read to
+    the run's end even past ``count``."""
     tid, frames, total = await session.frames(thread_id, start + count)
+    end = min(len(frames), start + count)
+    if not library:
+        while 0 < end < len(frames) and _same_call(frames[end - 1], frames[end]):
+            end += 1  # a recursion is shown whole: its first and last calls tell it apart
+            if end == len(frames) < total:
+                tid, frames, total = await session.frames(tid, min(total, MAX_FRAMES))
     views = []
-    for index, frame in enumerate(frames[start : start + count], start=start):
+    for index, frame in enumerate(frames[start:end], start=start):
         source = frame.source or Source()
         path = source.path
         view = FrameView(id=index, name=frame.name, file=session.to_local(path) or source.name, line=frame.line)
@@ -63,7 +77,83 @@ async def stacktrace(session: Session, thread_id: int | None, start: int, count:
         if frame.presentation_hint == "subtle" or is_library(path):
             view.is_external = True
         views.append(view)
-    return StackTrace(thread_id=tid, total_frames=total, frames=views)
+    if library:
+        return StackTrace(thread_id=tid, total_frames=total, frames=views)
+    return StackTrace(thread_id=tid, total_frames=total, frames=await fold_recursion(session, tid, fold_library(views)))
+
+
+def _same_call(a: Any, b: Any) -> bool:
+    return bool(a.name == b.name and a.source and b.source and a.source.path == b.source.path)
+
+
+MAX_FRAMES = 10000  # a recursion is read to its end up to this depth
+RECURSION_RUN = 3  # at least this many consecutive calls of one function are folded into one entry
+ARGUMENT_CHARS = 40
+
+
+async def fold_recursion(session: Session, tid: int, views: list[FrameView]) -> list[FrameView]:
+    """Runs of one function calling itself as one entry: ``repeated`` calls from this one ``through`` the
+    last, each end with its ``arguments`` (what tells the calls apart)."""
+    out: list[FrameView] = []
+    i = 0
+    while i < len(views):
+        j = i
+        while j + 1 < len(views) and views[j + 1].name == views[i].name and views[j + 1].file == views[i].file:
+            j += 1
+        if j - i + 1 < RECURSION_RUN or views[i].collapsed:
+            out.append(views[i])
+            i += 1
+            continue
+        first, last = views[i], views[j]
+        folded = msgspec.structs.replace(first, repeated=j - i + 1)
+        folded.through = f"{last.id} {last.name} {Path(last.file or '?').name}:{last.line}"
+        folded.arguments = await _arguments(session, first.id, tid)
+        folded.last_arguments = await _arguments(session, last.id, tid)
+        out.append(folded)
+        i = j + 1
+    return out
+
+
+async def _arguments(session: Session, index: int, tid: int) -> str | None:
+    """``n=3, node='a'``: a frame's arguments with short values; None when they cannot be read."""
+    from ._variables import argument_names, children, scope_refs
+
+    try:
+        fid = await session.frame_id(index, tid)
+        names = await argument_names(session, fid)
+        local = (await scope_refs(session, fid)).get("Locals")
+        if names is None or not local:
+            return None
+        values = {v["name"]: str(v.get("value", "")) for v in (await children(session, local))["variables"]}
+    except RelayError:
+        return None
+    parts = []
+    for name in names:
+        value = values.get(name, "?")
+        parts.append(f"{name}={value[:ARGUMENT_CHARS] + '...' if len(value) > ARGUMENT_CHARS else value}")
+    return ", ".join(parts)
+
+
+def fold_library(views: list[FrameView]) -> list[FrameView]:
+    """Runs of two or more library frames as one entry: a failing test's stack is the test over ~40
+    pytest, pluggy and runpy frames."""
+    out: list[FrameView] = []
+    run: list[FrameView] = []
+    for view in [*views, None]:
+        if view is not None and view.is_external:
+            run.append(view)
+            continue
+        if len(run) > 1:  # one library frame is shown as it is
+            last = run[-1]
+            first = msgspec.structs.replace(run[0], collapsed=len(run))
+            first.through = f"{last.id} {last.name} {Path(last.file or '?').name}:{last.line}"
+            out.append(first)
+        else:
+            out.extend(run)
+        run = []
+        if view is not None:
+            out.append(view)
+    return out
 
 
 async def scopes(session: Session, index: int, thread_id: int | None = None) -> Scopes:
@@ -108,18 +198,32 @@ async def evaluate(
         answer = await client.request("evaluate", {"expression": expression, "frameId": fid, "context": context})
     except DebugpyError as exc:
         raise EvaluationError(
-            last_line(exc.message), details={"expression": expression, "frame_id": frame_index or 0}
+            last_line(exc.message), details={"expression": expression, "frame_index": frame_index or 0}
         ) from exc
     body = as_body(answer, EvaluateBody)
     result = EvaluateResult(result=body.result, type=body.type or None)
+    if not body.result and not body.type and _is_expression(expression):
+        # in the "repl" context debugpy answers an expression whose value is None with nothing at all,
+        # as a console prints nothing; a statement (exec'd) answers the same and stays empty
+        result.result, result.type = "None", "NoneType"
     ref = body.variables_reference
     if ref:
         session.remember_ref(ref, RefMeta(frame_id=fid, evaluate_name=expression, chain=()))
         result.variable_reference, result.expandable = ref, True
     limit = session.settings.value_max_chars * 10
     if len(result.result) > limit:
-        result.result, result.truncated = result.result[:limit] + "...", True
+        result.result, result.truncated = cut_text(result.result, limit), True
+    elif is_cut(result.result):
+        result.truncated = True
     return result
+
+
+def _is_expression(source: str) -> bool:
+    try:
+        compile(source, "<expression>", "eval")
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 async def set_variable(session: Session, ref: int, name: str, value: str) -> SetVariableResult:

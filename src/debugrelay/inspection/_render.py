@@ -6,6 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from debugrelay.errors import RelayError
+from debugrelay.models import cut_text, is_cut
 from debugrelay.sessions import RefMeta
 
 if TYPE_CHECKING:
@@ -13,9 +14,10 @@ if TYPE_CHECKING:
 
 # debugpy's synthetic groups are not variables
 GROUPS = frozenset({"special variables", "function variables", "class variables", "protected variables"})
-_SHORTENED = ("...]", "...)", "...}", "...'", '..."')
 
 
+# pytest's assertion rewriting leaves these in a test's locals: half the bytes of a failing test's stop
+REWRITE_PREFIXES = ("@py_assert", "@py_format")
 DEFAULT_PAGE = 100  # items of a long sequence per page unless asked otherwise
 SLICEABLE = frozenset({"list", "tuple", "str", "bytes", "bytearray", "range", "deque"})
 
@@ -29,9 +31,9 @@ def render_one(var: dict[str, Any], max_chars: int) -> dict[str, Any]:
         out["value"] = f"<{vtype or 'object'} object>"
         out["repr_error"] = True
     elif len(value) > max_chars:
-        out["value"] = value[:max_chars] + "..."
+        out["value"] = cut_text(value, max_chars)
         out["truncated"] = True
-    elif value.endswith(_SHORTENED) and len(value) > 40:
+    elif is_cut(value):  # the target's repr cut a nested or long container
         out["truncated"] = True
     ref = var.get("variablesReference") or 0
     if ref:
@@ -49,6 +51,11 @@ async def render_variables(
     """Filter, page and render children of ``ref``; add lengths and circular marks when the probe runs."""
     meta = session.ref_meta(ref)
     items = [v for v in raw if v.get("name") not in GROUPS]
+    hidden = 0
+    if meta is not None and not meta.chain and meta.evaluate_name is None:  # a frame's scope
+        kept = [v for v in items if not str(v.get("name", "")).startswith(REWRITE_PREFIXES)]
+        hidden = len(items) - len(kept)
+        items = kept
     total = len(items)
     if meta is not None and meta.kind in SLICEABLE and meta.length is not None:
         # debugpy lists the first items of a sequence plus 'len()' and 'more' entries
@@ -63,11 +70,10 @@ async def render_variables(
     rendered = [render_one(v, max_chars) for v in page]
     if meta is not None:
         await _augment(session, meta, page, rendered)
-    return {
-        "variables": rendered,
-        "total": total,
-        "has_more": start + len(page) < total,
-    }
+    out: dict[str, Any] = {"variables": rendered, "total": total, "has_more": start + len(page) < total}
+    if hidden:
+        out["hidden"] = hidden
+    return out
 
 
 async def _slice(session: Session, meta: RefMeta, start: int, count: int) -> list[dict[str, Any]] | None:

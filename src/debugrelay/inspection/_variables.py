@@ -7,6 +7,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from debugrelay.errors import InvalidReference, InvalidRequest, RelayError
+from debugrelay.models import cut_text
 from debugrelay.sessions import RefMeta
 
 from ._probe import ProbeUnavailable, call_probe, dap
@@ -82,7 +83,7 @@ def short(var: dict[str, Any]) -> dict[str, Any]:
     out = compact(var)
     value = str(out.get("value", ""))
     if len(value) > CHILD_VALUE_CHARS:
-        out["value"] = value[:CHILD_VALUE_CHARS] + "..."
+        out["value"] = cut_text(value, CHILD_VALUE_CHARS)
         out["truncated"] = True
     return out
 
@@ -135,7 +136,10 @@ async def frame_variables(
     out: dict[str, Any] = {"frame_id": frame_index, "scope": scope}
     if scope != "globals":
         local_ref = refs.get("Locals") or next(iter(refs.values()), 0)
-        listing = (await children(session, local_ref))["variables"] if local_ref else []
+        found = await children(session, local_ref) if local_ref else {}
+        listing = found.get("variables", [])
+        if found.get("hidden"):
+            out["hidden"] = found["hidden"]
         args = await argument_names(session, fid)
         if args is None:
             out["arguments_known"] = False
@@ -202,7 +206,7 @@ async def _expand_path(
     if found is None:
         raise InvalidReference(
             f"no variable '{tokens[0]}' in frame {frame_index}",
-            details={"expand": path, "frame_id": frame_index},
+            details={"expand": path, "frame_index": frame_index},
             hint="List the frame's variables (scope all).",
         )
     walked = tokens[0]

@@ -48,6 +48,12 @@ class Target(abc.ABC):
         """The last raw output the target wrote outside the debugger, for failure reports."""
         return ""
 
+    async def read_file(self, path: str, max_bytes: int) -> bytes | None:
+        """A regular file of at most ``max_bytes`` as the target sees it (``path`` is the target's), or
+        None: the target cannot read files on its side (the relay reads its own disk instead)."""
+        del path, max_bytes
+        return None
+
     def path_mappings(self) -> list[dict[str, str]]:
         """debugpy ``pathMappings`` (localRoot = the user's path, remoteRoot = the target's)."""
         return []

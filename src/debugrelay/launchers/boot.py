@@ -29,6 +29,16 @@ def prepare_boot_dir(path: Path) -> Path:
     return path
 
 
+def copy_boot(dest: str) -> None:
+    """Copy the start-up hooks and debugpy into ``dest`` (a pod's init container, into its emptyDir)."""
+    path = Path(dest)
+    path.mkdir(parents=True, exist_ok=True)
+    for hook in _BOOT.glob("*.py"):
+        shutil.copyfile(hook, path / hook.name)
+    source = Path(debugpy.__file__).resolve().parent
+    shutil.copytree(source, path / "debugpy", ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True)
+
+
 def debugpy_args(spec: LaunchRequest, listen: str, *, script_path: str | None = None) -> list[str]:
     """``-m debugpy --listen ... --wait-for-client [options] <script|-m module> args``."""
     argv = ["-m", "debugpy", "--listen", listen, "--wait-for-client"]

@@ -69,6 +69,17 @@ class DockerUnavailable(RelayError):
     default_hint = "Start the Docker engine (or mount /var/run/docker.sock into the relay's container)."
 
 
+def store_identity(settings: Settings) -> str:
+    """Which state store a relay's targets belong to (their labels): only that store's relays reap them.
+
+    A hash: labels are readable by anyone who can list containers or pods, a Redis URL may carry a password."""
+    if settings.redis_url:
+        namespace = getattr(settings, "redis_namespace", "debugrelay")
+        digest = hashlib.sha256(f"{settings.redis_url}\0{namespace}".encode()).hexdigest()[:24]
+        return f"redis:{digest}"
+    return f"memory:{settings.instance_id}"
+
+
 def target_env(env: dict[str, str], pythonpath: list[str]) -> dict[str, str]:
     """A container target's environment (the image's own is added by Docker)."""
     return {
@@ -101,6 +112,27 @@ def _boot_archive(with_debugpy: bool) -> bytes:
     return buf.getvalue()
 
 
+def read_from_container(container: Any, path: str, max_bytes: int) -> bytes | None:
+    """``path`` from ``container`` if it is a regular file of at most ``max_bytes``, else None."""
+    try:
+        stream, stat_ = container.get_archive(path)
+        if not stat_ or stat_.get("size", 0) > max_bytes:
+            return None
+        data = bytearray()
+        for chunk in stream:
+            data += chunk
+            if len(data) > max_bytes + 64 * 1024:  # the tar headers and padding around one file
+                return None
+    except Exception:  # gone, no such path, or the engine refused
+        return None
+    with tarfile.open(fileobj=io.BytesIO(bytes(data))) as archive:
+        member = archive.next()
+        if member is None or not member.isreg() or member.size > max_bytes:
+            return None
+        fh = archive.extractfile(member)
+        return fh.read() if fh is not None else None
+
+
 class DockerTarget(Target):
     """A container running ``python -m debugpy --listen 0.0.0.0:5678 --wait-for-client ...``."""
 
@@ -130,6 +162,12 @@ class DockerTarget(Target):
 
     def poll(self) -> int | None:
         return self._exit
+
+    async def read_file(self, path: str, max_bytes: int) -> bytes | None:
+        """The file from the container's own filesystem (Docker's archive API: no process is started in
+        the container, and a stopped one still answers). A symlink, a device or a FIFO is not a regular
+        file in the archive, so nothing outside the file itself is followed or opened."""
+        return await asyncio.to_thread(read_from_container, self.container, path, max_bytes)
 
     async def send_input(self, data: bytes) -> None:
         def write() -> None:
@@ -199,15 +237,8 @@ class DockerLauncher(Launcher):
 
     @property
     def store_id(self) -> str:
-        """Which state store the containers belong to: only that store's relays may reap them.
-
-        A hash: container labels are readable by anyone who can list containers, a Redis URL may
-        carry a password."""
-        if self.settings.redis_url:
-            namespace = getattr(self.settings, "redis_namespace", "debugrelay")
-            digest = hashlib.sha256(f"{self.settings.redis_url}\0{namespace}".encode()).hexdigest()[:24]
-            return f"redis:{digest}"
-        return f"memory:{self.settings.instance_id}"
+        """Which state store the containers belong to: only that store's relays may reap them."""
+        return store_identity(self.settings)
 
     @property
     def client(self) -> Any:
@@ -264,11 +295,13 @@ class DockerLauncher(Launcher):
         policy = self.policy
         image = policy.image(spec.image or self.settings.docker_image)
         own_image = spec.image is not None and spec.image != self.settings.docker_image
-        user = policy.user(spec.root)
+        policy.user(spec.root)
         limits = policy.limits(spec.limits)
+        script = None
         if spec.script:
             script = spec.script if os.path.isabs(spec.script) else os.path.join(spec.cwd or os.getcwd(), spec.script)
-            policy.inside(script, what="script")
+            script = policy.inside(script, what="script")
+        readable: list[tuple[str, bool]] = []  # what the target must read: the mounted folders, the script
         cwd = spec.cwd or (str(Path(spec.script).parent) if spec.script else None)
         mounts: list[tuple[str, str]] = []
         volumes: dict[str, dict[str, str]] = {}
@@ -280,6 +313,7 @@ class DockerLauncher(Launcher):
                 raise InvalidRequest(f"working directory '{cwd}' does not exist", details={"cwd": cwd})
             volumes[self._host_path(source)] = {"bind": cwd, "mode": mode}
             mounts.append((cwd, cwd))
+            readable.append((source, True))
         for local, remote in spec.mounts.items():
             if not os.path.isabs(local) or not os.path.isabs(remote):
                 raise InvalidRequest(
@@ -288,12 +322,17 @@ class DockerLauncher(Launcher):
             source = policy.mount_source(local, what="mounts", writable=spec.writable)
             volumes[self._host_path(source)] = {"bind": os.path.normpath(remote), "mode": mode}
             mounts.append((os.path.normpath(local), os.path.normpath(remote)))
+            readable.append((source, Path(source).is_dir()))
         for entry in spec.pythonpath:
             folder = os.path.normpath(entry)
             source = policy.mount_source(folder, what="pythonpath", writable=False)
             if not any(folder == remote or folder.startswith(remote.rstrip("/") + "/") for _, remote in mounts):
                 volumes.setdefault(self._host_path(source), {"bind": folder, "mode": "ro"})
                 mounts.append((folder, folder))
+                readable.append((source, True))
+        if script is not None and Path(script).is_file():
+            readable.append((script, False))
+        user = policy.user_for(spec.root, readable)
         if spec.root:
             log.warning("session %s: target runs as root (DEBUGRELAY_ALLOW_ROOT_TARGETS)", session_id or "-")
         uid, _, gid = user.partition(":")
@@ -524,7 +563,8 @@ def _launch_error(exc: Exception, image: str) -> RelayError:
         return LaunchFailed(
             f"image '{image}' is not available on the Docker engine",
             details={"image": image},
-            hint="Build it first (docker/build-images.sh target) or pass an image that exists locally.",
+            hint="Build the project's images with `make images` (docker/build-images.sh), "
+            "or pass an image that exists on the engine.",
         )
     return LaunchFailed(f"could not start the container: {text}", details={"image": image})
 

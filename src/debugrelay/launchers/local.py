@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import json
 import logging
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import psutil
 
-from debugrelay.dap import KEEPER_FILE, SECRET_ENV, keeper_command, new_secret
+from debugrelay.dap import KEEPER_FILE, SECRET_ENV, attach_args, keeper_command, new_secret
 from debugrelay.errors import LaunchFailed
 from debugrelay.models import LaunchRequest
 
@@ -29,11 +30,20 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+_recent_ports: collections.deque[int] = collections.deque(maxlen=512)
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+    """A loopback port free now, and not handed out by this relay lately: the kernel may give a port
+    it just freed to the next caller, and two targets started at once must not both be told it."""
+    for _ in range(64):
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port: int = sock.getsockname()[1]
+        if port not in _recent_ports:
+            break
+    _recent_ports.append(port)
+    return port
 
 
 def kill_tree(pid: int, *, reap_root: bool = True) -> None:
@@ -268,6 +278,7 @@ class LocalLauncher(Launcher):
             status_file=str(status_file),
             keeper=str(self.boot_dir / KEEPER_FILE),
             debuggee=[python, *debugpy_args(spec, f"127.0.0.1:{inner}")],
+            attach=attach_args([], just_my_code=spec.just_my_code, sub_process=spec.debug_subprocesses),
         )
         env[SECRET_ENV] = secret  # the keeper takes it out of the debuggee's environment
         with log_path.open("wb") as log:

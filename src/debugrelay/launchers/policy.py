@@ -22,7 +22,7 @@ from debugrelay.models import ResourceLimits
 
 TARGET_USER = "10001:10001"  # the target image's `debuggee`; any image runs as it unless root is allowed
 OWN_IMAGES = ("debugrelay/target:*", "debugrelay/base:*")
-KNOWN_LAUNCHERS = ("local", "docker")
+KNOWN_LAUNCHERS = ("local", "docker", "kubernetes")
 ROOTS_SETTING = "DEBUGRELAY_WORKSPACE, DEBUGRELAY_ALLOWED_ROOTS"
 # never handed to a target, whatever the roots say: the host's root and kernel interfaces
 _NEVER = ("/proc", "/sys", "/dev")
@@ -85,7 +85,8 @@ class LaunchPolicy:
     @classmethod
     def from_settings(cls, settings: Settings) -> LaunchPolicy:
         roots = [settings.workspace or os.getcwd(), *split_list(settings.allowed_roots)]
-        images = [*OWN_IMAGES, settings.docker_image, *split_list(settings.allowed_images, colons=False)]
+        images = [*OWN_IMAGES, settings.docker_image, settings.kubernetes_image]
+        images = [i for i in images if i] + split_list(settings.allowed_images, colons=False)
         library = {sysconfig.get_path(name) for name in ("stdlib", "platstdlib", "purelib", "platlib")}
         return cls(
             roots=tuple(dict.fromkeys(real(r) for r in roots)),
@@ -197,6 +198,26 @@ class LaunchPolicy:
             )
         return "0:0"
 
+    def user_for(self, root: bool, paths: list[tuple[str, bool]]) -> str:
+        """The uid:gid a target runs as, given the (path, is_folder) pairs it must read.
+
+        The target's own user when it can read them all; else the owner of the one it cannot read
+        (a folder of mode 0700, as ``mktemp -d`` makes, or a private home), when that owner is not
+        root and can read them all: the user's own files, read as the user. Otherwise the launch
+        fails here with the fix, rather than the target dying in debugpy with a PermissionError.
+        """
+        user = self.user(root)
+        if root:
+            return user
+        blocked = next((p for p, folder in paths if not _can_read(p, folder, TARGET_USER)), None)
+        if blocked is None:
+            return user
+        info = os.stat(blocked)
+        owner = f"{info.st_uid}:{info.st_gid}"
+        if info.st_uid != 0 and all(_can_read(p, folder, owner) for p, folder in paths):
+            return owner
+        raise _unreadable(blocked, dict(paths)[blocked], info)
+
     def limits(self, requested: ResourceLimits | None) -> Limits:
         """The configured limits, lowered where the launch asks; a request above them is refused."""
         memory, cpus, pids = self.memory, self.cpus, self.pids
@@ -225,6 +246,40 @@ def _above(name: str, asked: object, ceiling: object, setting: str) -> Refused:
         f"limits.{name} {asked} is above this relay's ceiling of {ceiling}",
         details={"limit": name, "requested": asked, "ceiling": ceiling, "setting": setting},
         hint=f"Ask for at most {ceiling} (or leave it out); a launch may lower the limits, never raise them.",
+    )
+
+
+def _can_read(path: str, folder: bool, user: str) -> bool:
+    """Whether uid:gid ``user`` may read ``path`` (and list a folder), by its mode bits alone."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return True  # a missing path is reported by the checks that need it
+    uid, _, gid = user.partition(":")
+    if int(uid) == info.st_uid:
+        bits = info.st_mode >> 6
+    elif int(gid) == info.st_gid:
+        bits = info.st_mode >> 3
+    else:
+        bits = info.st_mode
+    need = 0o5 if folder else 0o4
+    return bits & need == need
+
+
+def _unreadable(path: str, folder: bool, info: os.stat_result) -> InvalidRequest:
+    kind = "folder" if folder else "file"
+    fix = f"chmod o+rx '{path}'" if folder else f"chmod o+r '{path}'"
+    return InvalidRequest(
+        f"the target cannot read the {kind} '{path}' (mode {stat.S_IMODE(info.st_mode):04o}, owned by uid "
+        f"{info.st_uid}): it runs as uid {TARGET_USER.partition(':')[0]}, not as root",
+        details={
+            "path": path,
+            "mode": f"{stat.S_IMODE(info.st_mode):04o}",
+            "owner_uid": info.st_uid,
+            "target_user": TARGET_USER,
+        },
+        hint=f"Let others read it ({fix}; files inside need o+r), or put the script in a folder not owned by root "
+        "(the target then runs as that folder's owner).",
     )
 
 

@@ -34,7 +34,7 @@ from collections.abc import Awaitable, Callable, Hashable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from debugrelay.dap import KEEPER_FILE, SECRET_ENV, DapClient, keeper_command, new_secret
+from debugrelay.dap import KEEPER_FILE, SECRET_ENV, DapClient, attach_args, keeper_command, new_secret
 from debugrelay.errors import LaunchFailed, TargetGone
 from debugrelay.models import LaunchRequest
 
@@ -94,6 +94,7 @@ def spec_line(spec: LaunchRequest, cwd: str, base_env: dict[str, str], env: dict
         "script": spec.script,
         "module": spec.module,
         "args": list(spec.args),
+        "just_my_code": spec.just_my_code,
     }
     return json.dumps(message, separators=(",", ":")).encode() + b"\n"
 
@@ -125,7 +126,7 @@ async def connect_initialized(
             client = await DapClient.connect(
                 host, port, timeout=2.0, request_timeout=request_timeout, name=name, secret=secret
             )
-            await client.request("initialize", INITIALIZE_ARGS)
+            await client.request("initialize", INITIALIZE_ARGS, timeout=max(deadline - time.monotonic(), 1.0))
         except (OSError, TimeoutError, TargetGone) as exc:
             if client is not None:
                 await client.close()
@@ -369,6 +370,7 @@ class LocalPool:
             status_file=str(status_file),
             keeper=str(self.boot_dir / KEEPER_FILE),
             debuggee=[self.python, "-m", POOL_MODULE, "--listen", f"127.0.0.1:{inner}", *POOL_MARK],
+            attach=attach_args([], just_my_code=False),  # the launch's own choice is applied when it is taken
         )
         with log_path.open("wb") as out:
             proc = await _started(

@@ -22,14 +22,22 @@ from pydantic import Field
 from debugrelay import __version__
 from debugrelay.client import ApiError
 from debugrelay.errors import InvalidRequest, RelayError
-from debugrelay.models import AttachSpec, BreakpointView, LaunchRequest, OutputLine, PathMapping, Status, Variable
-from debugrelay.service import DebugService, policy
+from debugrelay.models import (
+    AttachSpec,
+    BreakpointView,
+    LaunchRequest,
+    OutputLine,
+    PathMapping,
+    Status,
+    Variable,
+    cut_text,
+)
+from debugrelay.service import LOCALS_MAX, VALUE_MAX, DebugService, calling, policy
 from debugrelay.sessions import BreakpointRequest
+from debugrelay.store import tracking_writes
 
 log = logging.getLogger("debugrelay.mcp")
 
-LOCALS_MAX = 25  # variables listed with a stop; the rest are a debug_variables call away
-VALUE_MAX = 120  # characters of one value in a stop's locals
 OUTPUT_MAX = 2000  # characters of program output attached to an event (the tail is kept)
 EXCEPTION_MODES: dict[str, list[str]] = {"uncaught": ["uncaught"], "raised": ["raised"], "none": []}
 
@@ -39,40 +47,36 @@ running program. Typical story: debug_set_breakpoint(file, line) -> debug_launch
 with the first stop and its local variables) -> debug_evaluate / debug_variables / \
 debug_stacktrace -> debug_step_over / debug_continue -> ... -> debug_disconnect. debug_launch \
 stops on uncaught exceptions by default; then exception_autopsy gives the whole crash context in \
-one call. Tools default to the most recent session, so session_id is only needed with several."""
+one call.
+Arguments every tool shares: session_id (default: the most recent session, so it is only needed \
+with several); thread_id (default: the thread that stopped; threads_list gives the others); \
+frame_index (0 = where the program stopped, 1 = its caller, ...: a frame's 'id' in \
+debug_stacktrace); timeout (seconds to wait for the next stop, at most 300, default 30, 10 for \
+steps and pause; then the answer is status 'running' with timed_out, not an error; 0 = answer at \
+once); locals (default true: include the stopped frame's locals in the answer); library \
+(default false: runs of library frames in a stack come as one entry, 'collapsed' counting them; \
+true lists each). A recursion in a stack is one entry too ('repeated', 'arguments', 'last_arguments').
+debug_launch, debug_continue, debug_step_over/into/out, debug_pause and breakpoint_wait answer \
+with the event: status 'paused' with reason (breakpoint, step, exception, pause, entry), location, \
+the source line ('code'), the frame's locals and the values of watched expressions \
+(debug_evaluate watch=true); 'terminated' with exit_code; or 'running' with timed_out. Output \
+printed since the previous answer comes as 'output'. Inspection tools answer NOT_PAUSED while the \
+program runs. Secrets in answers are placeholders ([SECRET_1], ...): use one in an expression, \
+condition or logpoint and the relay puts the value back."""
 
-# -- parameter types shared by the tools ----------------------------------------------------
-
-SessionId = Annotated[
-    str | None, Field(description="Session to act on (from debug_launch); default: the most recent session.")
-]
-ThreadId = Annotated[int | None, Field(description="Thread id from threads_list; default: the thread that stopped.")]
-FrameIndex = Annotated[
-    int, Field(description="Stack frame: 0 = where the program stopped, 1 = its caller, ... (debug_stacktrace).", ge=0)
-]
-WithLocals = Annotated[bool, Field(description="Include the stopped frame's local variables in the answer.")]
-
-
-_TIMEOUT = (
-    "Seconds to wait for the next stop (default {}); then the answer is status 'running' with timed_out, "
-    "not an error. 0 = answer at once."
-)
-ContinueTimeout = Annotated[float, Field(description=_TIMEOUT.format(30), ge=0, le=300)]
-StepTimeout = Annotated[float, Field(description=_TIMEOUT.format(10), ge=0, le=300)]
+# The tool list is read by a model in every conversation (bench/tool_list.py measures it): a
+# description says what the name does not, once. The arguments every tool shares are described
+# once, in INSTRUCTIONS (SHARED names them), and carry no description of their own.
+SHARED = ("session_id", "thread_id", "frame_index", "timeout", "locals", "library")
+SessionId = Annotated[str | None, Field()]
+ThreadId = Annotated[int | None, Field()]
+FrameIndex = Annotated[int, Field(ge=0)]
+WithLocals = bool
+ContinueTimeout = Annotated[float, Field(ge=0, le=300)]
+StepTimeout = ContinueTimeout
+LibraryFrames = bool
 
 ToolFn = Callable[..., Awaitable[dict[str, Any]]]
-
-EVENT = (
-    " Answers with the event: status 'paused' with reason (breakpoint, step, exception, pause, entry), location, "
-    "the source line ('code') and the frame's locals; or status 'terminated' with exit_code; or status "
-    "'running' with timed_out. Output the program printed since the previous answer comes as 'output'."
-)
-
-
-def with_event(fn: ToolFn) -> ToolFn:
-    """Append the description of an event answer to an execution-control tool's description."""
-    fn.__doc__ = (fn.__doc__ or "").rstrip() + "\n" + EVENT.strip()
-    return fn
 
 
 # -- answers --------------------------------------------------------------------------------
@@ -119,13 +123,19 @@ def error_dict(exc: RelayError | ApiError) -> dict[str, Any]:
     return data
 
 
-def guarded(fn: ToolFn) -> Callable[..., Awaitable[CallToolResult]]:
-    """Turn a tool body's dict into an answer and its domain errors into tool errors."""
+def guarded(fn: ToolFn, service: DebugService | None = None) -> Callable[..., Awaitable[CallToolResult]]:
+    """Turn a tool body's dict into an answer and its domain errors into tool errors; an answer to a
+    change the state store could not record yet (``service`` knows) says ``"persisted": false``."""
 
     @functools.wraps(fn)
     async def run(*args: Any, **kwargs: Any) -> CallToolResult:
         try:
-            return answer(await fn(*args, **kwargs))
+            with tracking_writes() as tracking, calling(f"tool {fn.__name__}"):  # the agent's trail names the tool
+                data = await fn(*args, **kwargs)
+            # the change was made; the state store was down and records it once it is back
+            sid = data.get("session_id") or kwargs.get("session_id")
+            kept = tracking.found or (service is not None and isinstance(sid, str) and service.unpersisted(sid))
+            return answer({**data, "persisted": False} if kept else data)
         except (RelayError, ApiError) as exc:
             return failure(error_dict(exc))
         except Exception as exc:
@@ -143,10 +153,6 @@ def guarded(fn: ToolFn) -> Callable[..., Awaitable[CallToolResult]]:
 
 
 # -- helpers --------------------------------------------------------------------------------
-
-
-def _clip(value: str, limit: int = VALUE_MAX) -> str:
-    return value if len(value) <= limit else value[: limit - 3] + "..."
 
 
 def compact_variable(var: Variable) -> dict[str, Any]:
@@ -186,6 +192,68 @@ def compact_breakpoint(view: BreakpointView) -> dict[str, Any]:
     return out
 
 
+def _restated(var: dict[str, Any]) -> bool:
+    """Children that the value's own repr already shows whole (a list's items, a dict's values)."""
+    kids = var.get("children") or []
+    value = str(var.get("value", ""))
+    return bool(kids) and not var.get("truncated") and all(str(k.get("value")) in value for k in kids)
+
+
+PLAIN_TYPES = frozenset({"int", "float", "str", "bool", "NoneType", "bytes", "list", "tuple", "dict", "set"})
+
+
+def _said(var: dict[str, Any], shown: dict[str, str]) -> bool:
+    """Whether the stop's compact ``locals`` already say all of a variable: its whole value, of a type
+    the value shows, with no children of its own to add."""
+    value = str(var.get("value", ""))
+    return (
+        shown.get(str(var.get("name"))) == value
+        and var.get("type") in PLAIN_TYPES
+        and not var.get("truncated")
+        and not var.get("children")
+    )
+
+
+def compact_autopsy(autopsy: dict[str, Any], stop: dict[str, Any] | None = None) -> dict[str, Any]:
+    """An autopsy without what it repeats: children a value already shows, positions, and, when it rides
+    with the ``stop`` answer, the thread, the exception and the top frame's place the stop gives."""
+    frames = autopsy.get("frames") or []
+    for frame in frames:
+        frame.pop("index", None)
+        for var in frame.get("locals") or []:
+            if _restated(var):
+                var.pop("children")
+    if autopsy.get("total_frames") == len(frames) and not autopsy.get("frames_truncated"):
+        autopsy.pop("total_frames")
+    (autopsy.get("exception") or {}).pop("break_mode", None)  # 'unhandled' says it
+    if stop is None:
+        return autopsy
+    if autopsy.get("thread_id") == stop.get("thread_id"):
+        autopsy.pop("thread_id")
+    said = stop.get("exception") or {}
+    exception = autopsy.get("exception") or {}
+    for key, value in list(exception.items()):
+        same = value == said.get(key) or (key == "type" and str(value).removeprefix("builtins.") == said.get(key))
+        if same or key == "break_mode" or (key == "location" and value == stop.get("location")):
+            exception.pop(key)
+    if not exception:
+        autopsy.pop("exception", None)
+    location = stop.get("location") or {}
+    if frames and (frames[0].get("file"), frames[0].get("line")) == (location.get("file"), location.get("line")):
+        for key in ("file", "line", "function"):
+            frames[0].pop(key, None)
+        source = frames[0].get("source") or {}
+        if source.get("lines") and source.get("text") == stop.get("code"):
+            source.pop("text")  # the stop's 'code'; 'lines' holds it
+        shown = stop.get("locals") or {}
+        left = [v for v in frames[0].get("locals") or [] if not _said(v, shown)]
+        if left:
+            frames[0]["locals"] = left
+        else:
+            frames[0].pop("locals", None)
+    return autopsy
+
+
 class DebugTools:
     """The tool bodies over a :class:`DebugService`; ``tools()`` makes them MCP tools."""
 
@@ -208,7 +276,7 @@ class DebugTools:
         if not scopes:
             return {}
         page = await self.backend.variables(sid, scopes[0].reference, 0, LOCALS_MAX)
-        out = {v.name: _clip(v.value) for v in page.variables}
+        out = {v.name: cut_text(v.value, VALUE_MAX) for v in page.variables}
         more = page.total - len(out)
         if more > 0:
             out["..."] = f"{more} more: debug_variables"
@@ -242,16 +310,23 @@ class DebugTools:
                 out.pop("description", None)
                 if exception.get("location") == location:
                     exception.pop("location", None)
-            if location.get("file") and location.get("line"):
+            if "code" not in out and location.get("file") and location.get("line"):
                 code = await self.backend.source_line(sid, str(location["file"]), int(location["line"]))
                 if code:
                     out["code"] = code.strip()
-            if with_locals:
+            if not with_locals:
+                out.pop("locals", None)
+            elif "locals" not in out and "locals_error" not in out:  # a status read without its details
                 try:
                     out["locals"] = await self._locals(sid)
                 except (RelayError, ApiError) as exc:
                     out["locals_error"] = exc.message
             if exception:
+                exception.pop("break_mode", None)  # 'unhandled' says it
+            if out.get("autopsy"):
+                # the stop's locals are not listed again in the autopsy's top frame
+                out["autopsy"] = compact_autopsy(out["autopsy"], out)
+            elif exception:
                 out["hint"] = "Stopped at an exception: exception_autopsy gives the stack with every frame's locals."
         elif state in ("running", "launching"):
             waited_for = f" after {waited:g}s" if out.get("timed_out") and waited else ""
@@ -273,53 +348,42 @@ class DebugTools:
     async def debug_launch(
         self,
         *,
-        script: Annotated[
-            str | None, Field(description="Path of the Python file to run (absolute, or relative to cwd).")
+        script: Annotated[str | None, Field(description="Absolute, or relative to cwd.")] = None,
+        module: Annotated[str | None, Field(description="Or `python -m` this.")] = None,
+        args: Annotated[list[str] | None, Field(description="Program arguments.")] = None,
+        test: Annotated[
+            str | None,
+            Field(description="A pytest node id; pauses at failing asserts."),
         ] = None,
-        module: Annotated[
-            str | None, Field(description="Run a module instead, like `python -m` (e.g. 'pytest').")
-        ] = None,
-        args: Annotated[list[str] | None, Field(description="Command-line arguments for the program.")] = None,
-        env: Annotated[dict[str, str] | None, Field(description="Extra environment variables.")] = None,
-        cwd: Annotated[str | None, Field(description="Working directory (default: the script's folder).")] = None,
-        python: Annotated[str | None, Field(description="Interpreter to use (default: the relay's).")] = None,
+        env: Annotated[dict[str, str] | None, Field(description="Extra environment.")] = None,
+        cwd: Annotated[str | None, Field(description="Relative paths start here.")] = None,
+        python: Annotated[str | None, Field(description="Interpreter.")] = None,
         breakpoints: Annotated[
             list[str] | None,
-            Field(description="Breakpoints to set first, as 'FILE:LINE' (same as debug_set_breakpoint)."),
+            Field(description="'FILE:LINE' to set first."),
         ] = None,
-        stop_on_entry: Annotated[bool, Field(description="Pause on the program's first line.")] = False,
+        stop_on_entry: Annotated[bool, Field(description="Pause on the first line.")] = False,
         stop_on_exception: Annotated[
             Literal["uncaught", "raised", "none"] | None,
-            Field(
-                description="'uncaught' (the default for a new session) pauses where an unhandled exception is "
-                "raised, frames intact; 'raised' pauses on every raise, even caught ones; 'none' "
-                "never. Omitted: keep what the session has (see debug_set_exception_breakpoints)."
-            ),
+            Field(description="'uncaught' (default), 'raised': every raise; omitted: unchanged."),
         ] = None,
         session_id: Annotated[
             str | None,
-            Field(
-                description="Launch in this session (keeps its breakpoints). "
-                "Default: the most recent session if it is new or ran "
-                "the same program (a run still going is ended: this "
-                "restarts it), else a new session."
-            ),
+            Field(description="Default: the latest if new or same program (restarts it)."),
         ] = None,
-        timeout: ContinueTimeout = 30.0,
+        timeout: ContinueTimeout = 30,
         locals: WithLocals = True,
     ) -> dict[str, Any]:
-        """Start a Python program under the debugger and wait for its first stop.
-
-        Use it to begin debugging (after or with breakpoints), or to restart the program (e.g. after adding
-        breakpoints or fixing code).
-        Breakpoints set earlier with debug_set_breakpoint apply. Answers with the first event: paused at a
-        breakpoint/exception/entry (with locals), terminated (exit_code, output), or running after `timeout`.
-        Next: inspect with debug_variables / debug_evaluate / debug_stacktrace, then debug_step_over or
-        debug_continue; on an exception, exception_autopsy."""
+        """Run a Python program under the debugger (again: a restart); answers its first event. Breakpoints
+        set before apply."""
         script = policy.absolute(script, cwd) if script else None
-        sid = await policy.launch_session(self.backend, session_id, script, module)
+        if test is not None and script is None and module is None:
+            module = "pytest"
+        sid, reused = await policy.launch_target(self.backend, session_id, script, module)
+        carried = (await self.backend.breakpoints(sid)).breakpoints if reused else []
         if breakpoints:
-            await self.backend.add_breakpoints(sid, [policy.parse_location(b, cwd) for b in breakpoints])
+            folder = policy.launch_folder(script, cwd)
+            await self.backend.add_breakpoints(sid, [policy.parse_location(b, folder) for b in breakpoints])
         if stop_on_exception is not None:
             await self.backend.set_exception_breakpoints(sid, EXCEPTION_MODES[stop_on_exception], [])
         spec = LaunchRequest(
@@ -331,30 +395,41 @@ class DebugTools:
             python=python,
             stop_on_entry=stop_on_entry,
             stop_on_exception=stop_on_exception or "uncaught",
+            test=test,
         )
-        await self.backend.launch(sid, spec)
-        status = await self.backend.wait(sid, timeout, False)
-        return await self.event(sid, status, with_locals=locals, waited=timeout)
+        launched = await self.backend.launch(sid, spec)
+        status = await self.backend.wait(sid, timeout, False, details=locals)
+        out = await self.event(sid, status, with_locals=locals, waited=timeout)
+        if launched.stops_on:
+            out.setdefault("stops_on", launched.stops_on)
+        if reused:
+            out["reused"] = True  # the session ran before: what it had set applies again
+            if carried:
+                out["carried_breakpoints"] = [policy.brief_breakpoint(b) for b in carried]
+        unset = await policy.unset_breakpoints(self.backend, sid)
+        if unset:
+            out["unverified_breakpoints"] = [
+                {**policy.brief_breakpoint(b), "message": b.message} if b.message else policy.brief_breakpoint(b)
+                for b in unset
+            ]
+        return out
 
     async def debug_attach(
         self,
         *,
-        port: Annotated[int | None, Field(description="Port where `python -m debugpy --listen PORT` waits.")] = None,
-        host: Annotated[str, Field(description="Host of that debugpy.")] = "127.0.0.1",
-        pid: Annotated[
-            int | None, Field(description="Or: the process id of a local Python process to attach to.")
-        ] = None,
+        port: Annotated[int | None, Field(description="Port of `debugpy --listen PORT`.")] = None,
+        host: Annotated[str, Field(description="Its host.")] = "127.0.0.1",
+        pid: Annotated[int | None, Field(description="Or a local process id.")] = None,
         path_mappings: Annotated[
             dict[str, str] | None,
-            Field(description="Local source folder -> folder in the target, when they differ (containers)."),
+            Field(description="Local folder -> target folder."),
         ] = None,
+        pod: Annotated[str | None, Field(description="Or a Kubernetes pod.")] = None,
     ) -> dict[str, Any]:
-        """Attach to a Python program that is already running with debugpy listening (or by pid).
-
-        Answers with the new session's status; the program keeps running. Next: debug_set_breakpoint, then
-        make the program reach that code and call breakpoint_wait. debug_disconnect leaves it running."""
+        """Attach to a running program (debugpy listening, a pid, or a pod); it keeps running. Then
+        debug_set_breakpoint, breakpoint_wait."""
         mappings = [PathMapping(local_root=k, remote_root=v) for k, v in (path_mappings or {}).items()]
-        spec = AttachSpec(host=host, port=port, pid=pid, path_mappings=mappings)
+        spec = AttachSpec(host=host, port=port, pid=pid, pod=pod, path_mappings=mappings)
         sid = (await self.backend.create_session(attach=spec)).session_id
         return await self.event(sid, await self.backend.status(sid), with_locals=False)
 
@@ -363,40 +438,28 @@ class DebugTools:
     async def debug_set_breakpoint(
         self,
         *,
-        file: Annotated[
-            str | None, Field(description="Source file (absolute, or relative to the working directory).")
-        ] = None,
-        line: Annotated[int | None, Field(description="1-based line number in that file.", ge=1)] = None,
+        file: Annotated[str | None, Field(description="Absolute, or relative to the launch's cwd.")] = None,
+        line: Annotated[int | None, Field(description="1-based line.", ge=1)] = None,
         function: Annotated[
             str | None,
-            Field(description="Or: break when this function is entered (e.g. 'parse' or 'mod.Class.method')."),
+            Field(description="Or a function: 'mod.Class.run'."),
         ] = None,
-        condition: Annotated[
-            str | None, Field(description="Python expression; pause only when it is true, e.g. 'i > 100'.")
-        ] = None,
-        hit_condition: Annotated[
-            str | None, Field(description="Pause on the Nth hit: '5', '>= 5' or '% 5' (every 5th).")
-        ] = None,
+        condition: Annotated[str | None, Field(description="e.g. 'i > 100'.")] = None,
+        hit_condition: Annotated[str | None, Field(description="'5', '>= 5', '% 5' (every 5th).")] = None,
         log_message: Annotated[
             str | None,
-            Field(
-                description="Logpoint: print this instead of pausing; {expr} is "
-                "evaluated, e.g. 'i={i}'. Read it with "
-                "debug_output."
-            ),
+            Field(description="Print, not pause: 'i={i} {x!r:>8}'."),
         ] = None,
         session_id: SessionId = None,
     ) -> dict[str, Any]:
-        """Set a breakpoint on FILE:LINE (or on a function), optionally conditional, counted or a logpoint.
-
-        Works before debug_launch (a session is created to hold it) or while the program runs. The line is
-        checked against the source: verified=false comes with a message and a suggested line. Answers with
-        breakpoint_id (for debug_remove_breakpoint). Next: debug_launch, or debug_continue to reach it."""
+        """A line or function breakpoint (condition, hit count, logpoint), before or during a run; a line
+        that cannot stop gets a suggestion."""
         sid = await self._sid_or_new(session_id)
         if not function and (not file or line is None):
             raise InvalidRequest("give file and line, or function", hint="e.g. file='/app/main.py', line=42")
+        folder = None if function else await policy.session_folder(self.backend, sid)
         request = BreakpointRequest(
-            file=None if function else policy.absolute(str(file)),
+            file=None if function else policy.absolute(str(file), folder),
             line=None if function else line,
             function=function,
             condition=condition,
@@ -409,12 +472,10 @@ class DebugTools:
     async def debug_remove_breakpoint(
         self,
         *,
-        breakpoint_id: Annotated[
-            str, Field(description="Id from debug_set_breakpoint (e.g. 'bp_1'); debug_status lists them.")
-        ],
+        breakpoint_id: Annotated[str, Field(description="e.g. 'bp_1'.")],
         session_id: SessionId = None,
     ) -> dict[str, Any]:
-        """Remove a breakpoint so the program no longer pauses there. Answers {removed: id}."""
+        """Remove a breakpoint (debug_status lists them)."""
         sid = await self._sid(session_id)
         await self.backend.remove_breakpoint(sid, breakpoint_id)
         return {"session_id": sid, "removed": breakpoint_id}
@@ -424,20 +485,12 @@ class DebugTools:
         *,
         filters: Annotated[
             list[Literal["raised", "uncaught", "userUnhandled"]],
-            Field(
-                description="'raised': pause on every raise, even if caught; 'uncaught': only when nothing catches "
-                "it; [] pauses on no exception."
-            ),
+            Field(description="'raised': even caught ones; []: none."),
         ],
-        exception_types: Annotated[
-            list[str] | None, Field(description="Only these classes, e.g. ['KeyError', 'myapp.errors.Invalid'].")
-        ] = None,
+        exception_types: Annotated[list[str] | None, Field(description="Only these: ['KeyError']")] = None,
         session_id: SessionId = None,
     ) -> dict[str, Any]:
-        """Choose which exceptions pause the program (replaces debug_launch's stop_on_exception).
-
-        Use 'raised' to catch an exception that some code swallows. When the program pauses at one, call
-        exception_autopsy. Answers with the filters in force."""
+        """Which exceptions pause (replaces stop_on_exception)."""
         sid = await self._sid_or_new(session_id)
         result = await self.backend.set_exception_breakpoints(sid, list(filters), exception_types or [])
         return {"session_id": sid, **plain(result)}
@@ -447,23 +500,23 @@ class DebugTools:
     RESUMES: ClassVar[dict[str, tuple[str, float, str]]] = {
         "debug_continue": (
             "continue",
-            30.0,
-            "Resume the paused program and wait for the next breakpoint, exception or the end.",
+            30,
+            "Resume until the next breakpoint, exception or the end.",
         ),
         "debug_step_over": (
             "step-over",
-            10.0,
-            "Run the current line (calls included) and pause on the next line of this function.",
+            10,
+            "Run the current line, calls included; pause on the next.",
         ),
         "debug_step_into": (
             "step-into",
-            10.0,
-            "Step into the function called on the current line and pause at its first line.",
+            10,
+            "Into the function called on the current line.",
         ),
         "debug_step_out": (
             "step-out",
-            10.0,
-            "Finish the current function and pause in its caller (the return value shows in locals).",
+            10,
+            "Finish the function; pause in its caller (return value in locals).",
         ),
     }
 
@@ -475,50 +528,41 @@ class DebugTools:
             *,
             session_id: SessionId = None,
             thread_id: ThreadId = None,
-            timeout: float = default,
+            timeout: ContinueTimeout = default,
             locals: WithLocals = True,
         ) -> dict[str, Any]:
             sid = await self._sid(session_id)
-            status = await self.backend.resume(sid, command, thread_id, timeout)
+            status = await self.backend.resume(sid, command, thread_id, timeout, details=locals)
             return await self.event(sid, status, with_locals=locals, waited=timeout)
 
         tool.__name__ = tool.__qualname__ = name
         tool.__doc__ = doc
-        tool.__annotations__["timeout"] = Annotated[float, Field(description=_TIMEOUT.format(default), ge=0, le=300)]
-        return with_event(tool)
+        return tool
 
-    @with_event
     async def debug_pause(
         self,
         *,
         session_id: SessionId = None,
-        timeout: StepTimeout = 10.0,
+        timeout: StepTimeout = 10,
         locals: WithLocals = True,
     ) -> dict[str, Any]:
-        """Pause a running program wherever it is (e.g. one that hangs or loops) and report where."""
+        """Pause a running program where it is (a hang)."""
         sid = await self._sid(session_id)
-        status = await self.backend.pause(sid)
-        if status.status in ("running", "launching"):
-            status = await self.backend.wait(sid, timeout, False)
+        await self.backend.pause(sid)
+        status = await self.backend.wait(sid, timeout, False, details=locals)  # at once when it paused
         return await self.event(sid, status, with_locals=locals, waited=timeout)
 
-    @with_event
     async def breakpoint_wait(
         self,
         *,
         session_id: SessionId = None,
-        timeout: ContinueTimeout = 30.0,
-        include_autopsy: Annotated[
-            bool, Field(description="When the stop is an exception, include exception_autopsy's answer.")
-        ] = False,
+        timeout: ContinueTimeout = 30,
+        include_autopsy: Annotated[bool, Field(description="At an exception, add exception_autopsy.")] = False,
         locals: WithLocals = True,
     ) -> dict[str, Any]:
-        """Wait until the running program pauses (breakpoint, exception) or ends, without resuming it.
-
-        Use after debug_attach, after a call that answered timed_out, or while something else drives the
-        program (a request to a server). Answers at once if it is already paused."""
+        """Wait, not resuming, until the program pauses or ends (after timed_out or debug_attach)."""
         sid = await self._sid(session_id)
-        status = await self.backend.wait(sid, timeout, include_autopsy)
+        status = await self.backend.wait(sid, timeout, include_autopsy, details=locals)
         return await self.event(sid, status, with_locals=locals, waited=timeout)
 
     async def debug_disconnect(
@@ -527,17 +571,11 @@ class DebugTools:
         session_id: SessionId = None,
         terminate: Annotated[
             bool | None,
-            Field(
-                description="Kill the program (default for launched programs) or "
-                "leave it running (default for attached ones)."
-            ),
+            Field(description="Default: kill if launched, not if attached."),
         ] = None,
-        forget: Annotated[bool, Field(description="Also delete the session and its output.")] = False,
+        forget: Annotated[bool, Field(description="Also delete the session.")] = False,
     ) -> dict[str, Any]:
-        """End debugging: stop the program (or detach from it) and report its final state and output.
-
-        The session stays (status terminated) so debug_launch can run the program again with the same
-        breakpoints, unless forget=true."""
+        """End the program (or detach); the session stays for debug_launch unless forget."""
         sid = await self._sid(session_id)
         view = await self.backend.session(sid)
         if view.status in policy.RUNNING:
@@ -554,11 +592,8 @@ class DebugTools:
         return out
 
     async def debug_status(self, *, session_id: SessionId = None) -> dict[str, Any]:
-        """Where the session is, read from the relay's records without touching the program (cheap, safe).
-
-        Answers status (created, running, paused, terminated, failed), the pause location or exception, the
-        exit code, the launch, the breakpoints with hit counts, and the other sessions. Use it when unsure
-        what state the program is in."""
+        """The session from the relay's records (cheap): stop or exit, launch, breakpoints, hits, other
+        sessions."""
         sessions = (await self.backend.list_sessions()).sessions
         if not sessions and not session_id:
             return {"sessions": [], "hint": "No session yet: debug_launch starts a program."}
@@ -593,14 +628,10 @@ class DebugTools:
         self,
         *,
         session_id: SessionId = None,
-        since: Annotated[
-            str | None, Field(description="Cursor from a previous debug_output answer; default: from the start.")
-        ] = None,
-        limit: Annotated[int, Field(description="Most entries to return.", ge=1, le=10000)] = 500,
+        since: Annotated[str | None, Field(description="Cursor of a previous answer.")] = None,
+        limit: Annotated[int, Field(description="Most entries.", ge=1, le=10000)] = 500,
     ) -> dict[str, Any]:
-        """What the program printed (stdout, and stderr lines marked [stderr]), including logpoint messages.
-
-        Answers text and a cursor; pass the cursor as `since` to read only newer output."""
+        """What the program printed ([stderr] marked) and a cursor for `since`."""
         sid = await self._sid(session_id)
         page = await self.backend.output(sid, since, limit)
         out: dict[str, Any] = {"session_id": sid, "text": _joined(page.outputs), "cursor": page.cursor}
@@ -618,12 +649,12 @@ class DebugTools:
         session_id: SessionId = None,
         frame_index: FrameIndex = 0,
         thread_id: ThreadId = None,
+        changed: Annotated[bool, Field(description="Top frame: what changed since its last stop.")] = False,
     ) -> dict[str, Any]:
-        """List the local variables (arguments included) of a frame of the paused program: name, value, type.
-
-        Values with 'ref' are containers/objects: expand them with variables_get(expand='name.attr[0]') or
-        object_inspect. Fails with NOT_PAUSED while the program runs."""
+        """A frame's locals: name, value, type; 'ref' marks values to expand (variables_get expand)."""
         sid = await self._sid(session_id)
+        if changed:
+            return {"session_id": sid, **plain(await self.backend.changes(sid))}
         scopes = (await self.backend.scopes(sid, frame_index, thread_id)).scopes
         out: dict[str, Any] = {"session_id": sid, "frame_index": frame_index, "variables": []}
         if scopes:
@@ -641,24 +672,16 @@ class DebugTools:
         thread_id: ThreadId = None,
         scope: Annotated[
             Literal["all", "locals", "arguments", "globals"],
-            Field(
-                description="'all' = arguments and locals (default), or only 'locals', 'arguments', or the module's "
-                "'globals'."
-            ),
+            Field(description="'all': arguments and locals."),
         ] = "all",
         expand: Annotated[
             str | None,
-            Field(
-                description="List the children (attributes, items, keys) of this variable path instead, e.g. "
-                "'order.items[0]' or \"config['db']\"."
-            ),
+            Field(description="Children of a path: 'order.items[0]'."),
         ] = None,
-        start: Annotated[int, Field(description="First variable to return (paging).", ge=0)] = 0,
-        count: Annotated[int, Field(description="How many to return.", ge=1, le=1000)] = 50,
+        start: Annotated[int, Field(description="Paging.", ge=0)] = 0,
+        count: Annotated[int, Field(description="Paging.", ge=1, le=1000)] = 50,
     ) -> dict[str, Any]:
-        """Variables of a frame by scope, or the children of one variable path (expand).
-
-        Large collections page with start/count (total, has_more). Fails with NOT_PAUSED while running."""
+        """A frame's variables by scope, or a path's children (expand); paged."""
         sid = await self._sid(session_id)
         result = await self.backend.scoped_variables(
             sid, scope=scope, frame_index=frame_index, thread_id=thread_id, expand=expand, start=start, count=count
@@ -675,44 +698,46 @@ class DebugTools:
     async def debug_evaluate(
         self,
         *,
-        expression: Annotated[
-            str, Field(description="Python expression, e.g. 'len(items)', 'user.name', '[x for x in data if x < 0]'.")
-        ],
+        expression: Annotated[str, Field(description="e.g. 'len(items)'.")],
         frame_index: FrameIndex = 0,
         thread_id: ThreadId = None,
         session_id: SessionId = None,
+        watch: Annotated[bool | None, Field(description="true: also in every stop; false: no more.")] = None,
     ) -> dict[str, Any]:
-        """Evaluate a Python expression in a frame of the paused program and return its value (repr) and type.
-
-        Use it to test a hypothesis about the bug. It runs in the program, so calls can have side
-        effects. An exception in the expression comes back as an evaluation_error. Fails with NOT_PAUSED while
-        the program runs."""
-        return await self.evaluate(
-            expression=expression, frame_index=frame_index, thread_id=thread_id, session_id=session_id
-        )
+        """A Python expression's repr and type in a paused frame; it runs in the program (side effects)."""
+        if watch is None:
+            return await self.evaluate(
+                expression=expression, frame_index=frame_index, thread_id=thread_id, session_id=session_id
+            )
+        sid = await self._sid(session_id)
+        same = [w for w in (await self.backend.watches(sid)).watches if w.expression == expression]
+        if not watch:
+            for w in same:
+                await self.backend.remove_watch(sid, w.watch_id)
+            return {"session_id": sid, "unwatched": expression, "removed": len(same)}
+        value = same[0] if same else await self.backend.add_watch(sid, expression)
+        out = {k: v for k, v in plain(value).items() if k not in ("expandable", "available")}
+        if value.available is False:
+            out["note"] = "its value comes with the next stop"
+        return {"session_id": sid, **out}
 
     async def evaluate(
         self,
         *,
-        expression: Annotated[str, Field(description="Python expression to evaluate in the paused frame.")],
+        expression: Annotated[str, Field(description="Python expression.")],
         frame_index: FrameIndex = 0,
         thread_id: ThreadId = None,
-        format: Annotated[
-            Literal["default", "hex", "binary"], Field(description="Show an int result as hex or binary.")
-        ] = "default",
+        format: Annotated[Literal["hex", "binary"] | None, Field(description="For an int.")] = None,
         session_id: SessionId = None,
     ) -> dict[str, Any]:
-        """Evaluate a Python expression in a stack frame, with an optional number format (hex, binary).
-
-        Answers result, type and, for objects and containers, a 'ref' to expand with variables_get. Fails with
-        NOT_PAUSED while the program runs."""
+        """debug_evaluate with a number format; 'ref' marks a value to expand."""
         sid = await self._sid(session_id)
         result = await self.backend.evaluate(
             sid,
             expression,
             frame_index=frame_index,
             thread_id=thread_id,
-            format=None if format == "default" else format,
+            format=format,
         )
         out: dict[str, Any] = {"result": result.result, "type": result.type}
         if result.variable_reference:
@@ -726,53 +751,41 @@ class DebugTools:
         *,
         session_id: SessionId = None,
         thread_id: ThreadId = None,
-        max_frames: Annotated[int, Field(description="Most frames to return.", ge=1, le=1000)] = 20,
+        max_frames: Annotated[int, Field(description="Most frames.", ge=1, le=1000)] = 20,
+        library: LibraryFrames = False,
     ) -> dict[str, Any]:
-        """The call stack of the paused program, innermost first: function, file, line per frame.
-
-        Use frame_index (the frame's 'id') with debug_variables / debug_evaluate to look at a caller. Library
-        frames are marked is_external. Fails with NOT_PAUSED while the program runs."""
+        """The paused call stack, innermost first; a frame's 'id' is its frame_index."""
         sid = await self._sid(session_id)
-        return plain(await self.backend.stacktrace(sid, thread_id, 0, max_frames))
+        return plain(await self.backend.stacktrace(sid, thread_id, 0, max_frames, library=library))
 
     async def stacktrace_get(
         self,
         *,
         session_id: SessionId = None,
         thread_id: ThreadId = None,
-        start_frame: Annotated[int, Field(description="First frame to return (paging deep stacks).", ge=0)] = 0,
-        max_frames: Annotated[int, Field(description="Most frames to return.", ge=1, le=1000)] = 20,
+        start_frame: Annotated[int, Field(description="Paging: first frame.", ge=0)] = 0,
+        max_frames: Annotated[int, Field(description="Most frames.", ge=1, le=1000)] = 20,
+        library: LibraryFrames = False,
     ) -> dict[str, Any]:
-        """The call stack of one thread of the paused program, paged (start_frame, max_frames, total_frames).
-
-        Frames' 'id' is the frame_index other tools take. Fails with NOT_PAUSED while the program runs."""
+        """debug_stacktrace of any thread, paged (total_frames)."""
         sid = await self._sid(session_id)
-        return plain(await self.backend.stacktrace(sid, thread_id, start_frame, max_frames))
+        return plain(await self.backend.stacktrace(sid, thread_id, start_frame, max_frames, library=library))
 
     async def threads_list(self, *, session_id: SessionId = None) -> dict[str, Any]:
-        """The program's threads: id, name, whether stopped, and which one is current.
-
-        Use a thread's id as thread_id in stacktrace_get / variables_get to look at another thread."""
+        """The threads: id (thread_id), name, stopped, current."""
         sid = await self._sid(session_id)
         return {"session_id": sid, **plain(await self.backend.threads(sid))}
 
     async def object_inspect(
         self,
         *,
-        object_ref: Annotated[
-            str, Field(description="Variable name or expression of the object, e.g. 'customer' or 'self.cache'.")
-        ],
-        depth: Annotated[
-            int, Field(description="How many levels of nested objects to expand (1-10).", ge=1, le=10)
-        ] = 1,
+        object_ref: Annotated[str, Field(description="e.g. 'self.cache'.")],
+        depth: Annotated[int, Field(description="Levels to expand.", ge=1, le=10)] = 1,
         frame_index: FrameIndex = 0,
         thread_id: ThreadId = None,
         session_id: SessionId = None,
     ) -> dict[str, Any]:
-        """One object in depth: its type, size, fields with values, nested objects to `depth`, cycles marked.
-
-        Use when variables_get is not enough (deep structures, circular references). Fails with NOT_PAUSED
-        while the program runs."""
+        """One object in depth: type, size, fields, nested to `depth`, cycles marked."""
         sid = await self._sid(session_id)
         return await self.backend.object_inspect(
             sid, object_ref, depth=depth, frame_index=frame_index, thread_id=thread_id
@@ -782,20 +795,11 @@ class DebugTools:
         self,
         *,
         session_id: SessionId = None,
-        max_frames: Annotated[int, Field(description="Stack frames to include.", ge=1, le=100)] = 10,
-        include_variables_for_frames: Annotated[
-            int, Field(description="Include locals for this many innermost frames.", ge=0, le=100)
-        ] = 1,
-        max_inner_depth: Annotated[
-            int, Field(description="How deep to follow the exception's chain (__cause__/__context__).", ge=0, le=50)
-        ] = 5,
+        max_frames: Annotated[int, Field(description="Frames.", ge=1, le=100)] = 10,
+        include_variables_for_frames: Annotated[int, Field(description="Frames with locals.", ge=0, le=100)] = 1,
+        max_inner_depth: Annotated[int, Field(description="Cause chain depth.", ge=0, le=50)] = 5,
     ) -> dict[str, Any]:
-        """Everything about the exception the program is paused at, in one call: type, message, whether it
-        is uncaught, the stack with source lines, the locals of the throwing frame(s), and the chain of
-        causes.
-
-        Use it right after an answer with reason 'exception'. Fails with NO_EXCEPTION when the program is
-        paused elsewhere."""
+        """The exception paused at, in one call: type, message, stack with source, locals, causes."""
         sid = await self._sid(session_id)
         found = await self.backend.autopsy(
             sid,
@@ -803,7 +807,11 @@ class DebugTools:
             include_variables_for_frames=include_variables_for_frames,
             max_inner_depth=max_inner_depth,
         )
-        return plain(found)
+        return compact_autopsy(plain(found))
+
+    async def debug_redactions(self, *, session_id: SessionId = None) -> dict[str, Any]:
+        """The placeholders hidden in this session's answers: rule, where, when (never the value)."""
+        return plain(await self.backend.redactions(await self._sid(session_id)))
 
     # -- registration ----------------------------------------------------------------------
 
@@ -818,6 +826,7 @@ class DebugTools:
             "object_inspect",
             "exception_autopsy",
             "debug_output",
+            "debug_redactions",
         }
     )
 
@@ -845,6 +854,7 @@ class DebugTools:
         "evaluate",
         "object_inspect",
         "exception_autopsy",
+        "debug_redactions",
     )
 
     def tools(self) -> list[Tool]:
@@ -853,13 +863,17 @@ class DebugTools:
         for name in self.NAMES:
             body = self.resume_tool(name) if name in self.RESUMES else getattr(self, name)
             tool = Tool.from_function(
-                guarded(body),
+                guarded(body, None if name in self.READ_ONLY | {"evaluate"} else self.backend),
                 name=name,
                 description=_describe(body),
-                annotations=ToolAnnotations(read_only_hint=name in self.READ_ONLY),
+                annotations=ToolAnnotations(read_only_hint=True) if name in self.READ_ONLY else None,
                 structured_output=False,
             )
             tool.parameters = compact_schema(tool.parameters)
+            for shared in SHARED:  # their bounds and defaults are in INSTRUCTIONS
+                prop = tool.parameters["properties"].get(shared, {})
+                prop.pop("maximum", None)
+                prop.pop("default", None)
             tools.append(tool)
         return tools
 
@@ -872,18 +886,26 @@ def _describe(fn: Callable[..., Any]) -> str:
 
 def build_server(backend: DebugService) -> MCPServer[Any]:
     """An MCP server whose tools drive ``backend``."""
-    return MCPServer(
+    from ._evidence_tools import EvidenceTools, prompts
+
+    server: MCPServer[Any] = MCPServer(
         "debugrelay",
         version=__version__,
         instructions=INSTRUCTIONS,
         log_level="WARNING",
-        tools=DebugTools(backend).tools(),
+        tools=DebugTools(backend).tools() + EvidenceTools(backend).tools(),
     )
+    for prompt in prompts():
+        server.add_prompt(prompt)
+    return server
 
 
 def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """Drop pydantic's titles and fold ``anyOf [X, null]`` into ``type: [X, "null"]``: the tool list is
-    read by a model on every conversation, and this halves its size without changing what is accepted."""
+    """The advertised input schema, cut to what teaches: no pydantic titles, an optional ``X | None`` shown as
+    ``X`` (leaving it out is how a client says none), no default of ``None``/``false``/``0``, no lower
+    bound of 0 or 1 and no upper bound of 100 or more. The tool list is read by a model on every
+    conversation; what is accepted is unchanged (the arguments are still validated against the full
+    signature)."""
     out = {k: v for k, v in schema.items() if k != "title"}
     if "properties" in out:
         out["properties"] = {name: compact_schema(prop) for name, prop in out["properties"].items()}
@@ -892,9 +914,12 @@ def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
     options = out.get("anyOf")
     if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
         other = compact_schema(next(o for o in options if o != {"type": "null"}))
-        if isinstance(other.get("type"), str):
-            out.pop("anyOf")
-            out = {**other, **out, "type": [other["type"], "null"]}
-    if out.get("default", 0) is None:
+        out.pop("anyOf")
+        out = {**other, **out}
+    if "default" in out and out["default"] in (None, False, 0):
         out.pop("default")
+    if out.get("minimum") in (0, 1):
+        out.pop("minimum")
+    if isinstance(out.get("maximum"), int) and out["maximum"] >= 100:  # a page size's ceiling: enforced, not taught
+        out.pop("maximum")
     return out

@@ -13,14 +13,22 @@ import msgspec
 from ._base import Model
 from ._session import ExceptionInfo, Location, SessionStatus
 
+CUT = "<cut:"  # how every cut value says so: never "...", which reads as Python (Ellipsis, a cycle)
+
+
+def cut_text(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, saying how many more there were."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}{CUT} {len(text) - limit} more chars>"
+
+
+def is_cut(text: str) -> bool:
+    """Whether a value was cut by the target's repr or the relay (an agent expands it by its reference)."""
+    return CUT in text
+
+
 # -- sessions and stops -----------------------------------------------------------------------------
-
-
-class StoppedThreadView(Model, kw_only=True):
-    thread_id: int
-    name: str | None = None
-    breakpoint_id: str | None = None
-    location: Location | None = None
 
 
 class ThreadState(Model, kw_only=True):
@@ -39,9 +47,11 @@ class Status(Model, kw_only=True):
     location: Location | None = None
     breakpoint_ids: list[str] = msgspec.field(default_factory=list)
     exception: ExceptionInfo | None = None
+    left_by_exception: ExceptionInfo | None = None  # a step left its function by this exception
     description: str | None = None
-    stopped_threads: list[StoppedThreadView] = msgspec.field(default_factory=list)
-    all_threads: list[ThreadState] = msgspec.field(default_factory=list)
+    thread_name: str | None = None  # of the stopped thread, when the program has several
+    thread_count: int | None = None  # threads of the program, when it has several
+    all_threads: list[ThreadState] = msgspec.field(default_factory=list)  # when they changed since the last stop
     exit_code: int | msgspec.UnsetType | None = msgspec.UNSET  # null is news: ended, code unknown
     error: dict[str, Any] | None = None
     recovered: bool = False
@@ -49,6 +59,15 @@ class Status(Model, kw_only=True):
     timed_out: bool = False
     message: str | None = None
     autopsy: Autopsy | None = None
+    stops_on: str | None = None  # in a launch answer: what will pause the program
+    # a stop's details, when asked for (locals=true): the source line, the top frame's locals (values cut
+    # at 120 characters, "..." says how many more), and each watch expression's value
+    code: str | None = None
+    locals: dict[str, str] | None = None
+    locals_error: str | None = None
+    watches: dict[str, str] | None = None
+    # still running: the conditional/counted breakpoints' line runs and hits so far, and what slows it
+    breakpoint_runs: list[dict[str, Any]] = msgspec.field(default_factory=list)
 
 
 class SessionSummary(Status, kw_only=True):
@@ -143,6 +162,9 @@ class BreakpointView(Model, kw_only=True):
     actual_line: int | None = None
     suggestion: dict[str, Any] | None = None
     never_hit: bool = False
+    runs: int = 0
+    runs_per_second: float | None = None
+    slow: str | None = None
 
 
 class BreakpointList(Model, kw_only=True):
@@ -197,12 +219,18 @@ class FrameView(Model, kw_only=True):
     line: int | None = None
     source_available: bool | None = None
     is_external: bool | None = None
+    collapsed: int | None = None  # library frames folded into this entry (it is the first of them)
+    through: str | None = None  # the last folded frame: "ID function file:line"
+    repeated: int | None = None  # a recursion: this many calls of one function folded into this entry
+    arguments: str | None = None  # of a recursion's innermost call (this entry): "n=3, node='a'"
+    last_arguments: str | None = None  # of its outermost call (the `through` frame)
 
 
 class StackTrace(Model, kw_only=True):
     thread_id: int
     total_frames: int
     frames: list[FrameView]
+    post_mortem: str | None = None  # the snapshot this answer comes from, after the program ended
 
 
 class ScopeView(Model, kw_only=True):
@@ -238,6 +266,8 @@ class VariablesPage(Model, kw_only=True):
     variables: list[Variable]
     total: int
     has_more: bool
+    # pytest's assertion temporaries (@py_assert*, @py_format*) left out: evaluate locals()['@py_assert1']
+    hidden: int | None = None
 
 
 class ChildrenPage(Model, kw_only=True):
@@ -261,6 +291,8 @@ class ScopedVariables(Model, kw_only=True):
     value: str | None = None
     variable_reference: int | None = None
     arguments_known: bool | None = None
+    hidden: int | None = None  # pytest's assertion temporaries left out (see VariablesPage)
+    post_mortem: str | None = None  # the snapshot this answer comes from, after the program ended
 
 
 class EvaluateResult(Model, kw_only=True):
@@ -323,6 +355,7 @@ class Autopsy(Model, kw_only=True):
     inner_exceptions_truncated: bool = False
     partial: bool = False
     warnings: list[str] = msgspec.field(default_factory=list)
+    post_mortem: str | None = None  # the snapshot this answer comes from, after the program ended
 
 
 class Changes(Model, kw_only=True):
@@ -340,6 +373,29 @@ class Changes(Model, kw_only=True):
     note: str | None = None
 
 
+# -- redaction ---------------------------------------------------------------------------------------
+
+
+class RedactionView(Model, kw_only=True):
+    """One secret hidden from the agent: its placeholder, the rule that found it, where and when it was
+    first seen (never the value)."""
+
+    placeholder: str
+    rule: str
+    where: str
+    at: str
+
+
+class Redactions(Model, kw_only=True):
+    """What a session's answers have had redacted, in the order first seen."""
+
+    session_id: str
+    enabled: bool
+    redactions: list[RedactionView]
+    total: int
+    note: str | None = None
+
+
 # -- the relay itself --------------------------------------------------------------------------------
 
 
@@ -349,6 +405,7 @@ class Health(Model, kw_only=True):
     store_ok: bool
     sessions: int
     active: int
+    unpersisted_writes: int = 0  # changes made while the store was down, written through when it is back
 
 
 class Info(Model, kw_only=True):
@@ -360,6 +417,7 @@ class Info(Model, kw_only=True):
     store: str
     durable: bool
     capabilities: list[str]
+    redaction: Literal["on", "off"]  # off only when the operator said so (DEBUGRELAY_REDACTION=off)
 
 
 class ProcessView(Model, kw_only=True):

@@ -33,14 +33,16 @@ class LaunchRequest(Input):
     python: str | None = None
     pythonpath: list[str] = msgspec.field(default_factory=list)
     stop_on_entry: bool = False
-    stop_on_exception: StopOnException = False
+    stop_on_exception: StopOnException | None = None  # omitted: "uncaught" for a test run, else none
+    test: str | None = None  # one test: a pytest node id (module pytest by default) or a unittest name
     stdin_inputs: list[str] = msgspec.field(default_factory=list)
     debug_subprocesses: bool = False
     just_my_code: bool = False
-    launcher: Literal["local", "docker"] | None = None
+    launcher: Literal["local", "docker", "kubernetes"] | None = None
     image: str | None = None
     limits: ResourceLimits | None = None
     mounts: dict[str, str] = msgspec.field(default_factory=dict)
+    path_mappings: list[PathMapping] = msgspec.field(default_factory=list)  # kubernetes: checkout -> image path
     writable: bool = False
     root: bool = False  # run the container as root: only where the operator allows it
     pool: bool = True

@@ -8,7 +8,7 @@ import msgspec
 
 from ._base import Input, Model
 from ._launch import LaunchRequest, PathMapping
-from .limits import Host
+from .limits import Host, NamespaceName, Pid, PodName, Port
 
 SessionStatus = Literal["created", "launching", "running", "paused", "terminated", "failed"]
 
@@ -46,6 +46,8 @@ class Stop(Model):
     exception: ExceptionInfo | None = None
     all_threads_stopped: bool = True
     threads: list[StoppedThread] = msgspec.field(default_factory=list)  # kept when there are several
+    threads_changed: bool = True  # the set of threads differs from the previous stop's
+    left_by: ExceptionInfo | None = None  # a step that left its frame by an exception: which one
     at: float = 0.0
     seq: int = 0
 
@@ -70,6 +72,10 @@ class BreakpointRecord(Model):
     hit_count: int = 0
     dap_id: int | None = None
     internal: bool = False
+    # a conditional or counted breakpoint's line runs, as the target reports them while it runs (each run
+    # evaluates the condition in the debugger), and their rate over the last report
+    runs: int = 0
+    runs_per_second: float | None = None
 
 
 class ExceptionFilters(Model):
@@ -86,8 +92,10 @@ class Watch(Model):
 
 class AttachSpec(Input):
     host: Host = "127.0.0.1"
-    port: int | None = None
-    pid: int | None = None
+    port: Port | None = None
+    pid: Pid | None = None
+    pod: PodName | None = None  # a Kubernetes pod running debugpy (the kubernetes launcher finds its IP)
+    namespace: NamespaceName | None = None
     path_mappings: list[PathMapping] = msgspec.field(default_factory=list)
 
 

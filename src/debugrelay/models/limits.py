@@ -5,7 +5,7 @@ A value over a bound is refused (400) before anything changes; the message names
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -28,3 +28,12 @@ FunctionName = Annotated[str, msgspec.Meta(max_length=MAX_FUNCTION)]
 TimeoutMinutes = Annotated[float, msgspec.Meta(gt=0, le=MAX_TIMEOUT_MINUTES)]
 InputText = Annotated[str, msgspec.Meta(max_length=MAX_INPUT)]
 Host = Annotated[str, msgspec.Meta(max_length=255)]
+Port = Annotated[int, msgspec.Meta(ge=1, le=65535)]
+Pid = Annotated[int, msgspec.Meta(ge=1)]
+# a dotted class name, as exception breakpoints take it (ASCII, like the check in the breakpoints package)
+EXCEPTION_TYPE = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"
+ExceptionType = Annotated[str, msgspec.Meta(pattern=EXCEPTION_TYPE)]
+ExceptionFilter = Literal["raised", "uncaught", "userUnhandled"]
+# Kubernetes object names: DNS-1123 subdomain (pods) and label (namespaces)
+PodName = Annotated[str, msgspec.Meta(max_length=253, pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")]
+NamespaceName = Annotated[str, msgspec.Meta(max_length=63, pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")]

@@ -11,23 +11,37 @@ import abc
 from typing import Any
 
 from debugrelay.models import (
+    Analysis,
     AttachSpec,
     Autopsy,
     BreakpointList,
     BreakpointView,
+    CaptureList,
+    CapturePoint,
+    CaptureRequest,
+    CaptureTable,
+    Changes,
     Deleted,
     EvaluateResult,
+    EvidencePage,
     ExceptionFiltersView,
     LaunchRequest,
     OutputPage,
+    Redactions,
     ScopedVariables,
     Scopes,
     SessionDetail,
     SessionList,
+    Snapshot,
+    SnapshotBounds,
+    SnapshotList,
+    SnapshotSummary,
     StackTrace,
     Status,
     Threads,
     VariablesPage,
+    Watches,
+    WatchValue,
 )
 from debugrelay.sessions import BreakpointRequest
 
@@ -67,16 +81,22 @@ class DebugService(abc.ABC):
         """Start the program; answers as soon as it runs."""
 
     @abc.abstractmethod
-    async def resume(self, session_id: str, command: str, thread_id: int | None = None, wait: float = 0.0) -> Status:
-        """continue/step-*; waits up to ``wait`` s for the next stop (``timed_out`` when none came)."""
+    async def resume(
+        self, session_id: str, command: str, thread_id: int | None = None, wait: float = 0.0, details: bool = False
+    ) -> Status:
+        """continue/step-*; waits up to ``wait`` s for the next stop (``timed_out`` when none came).
+
+        ``details``: a stop comes with its source line, locals and watch values (see ``Status``)."""
 
     @abc.abstractmethod
     async def pause(self, session_id: str) -> Status:
         """Pause the running target."""
 
     @abc.abstractmethod
-    async def wait(self, session_id: str, timeout: float = 30.0, include_autopsy: bool = False) -> Status:
-        """Long-poll until paused or ended (the current stop when already paused)."""
+    async def wait(
+        self, session_id: str, timeout: float = 30.0, include_autopsy: bool = False, details: bool = False
+    ) -> Status:
+        """Long-poll until paused or ended (the current stop when already paused); ``details`` as resume."""
 
     @abc.abstractmethod
     async def restart(self, session_id: str) -> Status:
@@ -120,9 +140,10 @@ class DebugService(abc.ABC):
 
     @abc.abstractmethod
     async def stacktrace(
-        self, session_id: str, thread_id: int | None = None, start: int = 0, count: int = 20
+        self, session_id: str, thread_id: int | None = None, start: int = 0, count: int = 20, *, library: bool = False
     ) -> StackTrace:
-        """Frames of a paused thread (frame ids are indexes, 0 = top)."""
+        """Frames of a paused thread (frame ids are indexes, 0 = top); runs of library frames folded
+        into one entry unless ``library``."""
 
     @abc.abstractmethod
     async def scopes(self, session_id: str, frame_index: int = 0, thread_id: int | None = None) -> Scopes:
@@ -187,6 +208,72 @@ class DebugService(abc.ABC):
         thread_id: int | None = None,
     ) -> dict[str, Any]:
         """An object's fields, expanded to a depth."""
+
+    @abc.abstractmethod
+    async def redactions(self, session_id: str) -> Redactions:
+        """What the session's answers have had redacted (rule, placeholder, where, when; never the value)."""
+
+    def unpersisted(self, session_id: str) -> bool:
+        """Whether changes to the session wait for the state store (it was unreachable when made)."""
+        return False
+
+    @abc.abstractmethod
+    async def add_watch(self, session_id: str, expression: str) -> WatchValue:
+        """A watch expression: its value comes with every stop answered with details."""
+
+    @abc.abstractmethod
+    async def watches(self, session_id: str) -> Watches:
+        """The watch expressions with their values at the current stop."""
+
+    @abc.abstractmethod
+    async def remove_watch(self, session_id: str, watch_id: str) -> Deleted:
+        """Remove a watch expression."""
+
+    @abc.abstractmethod
+    async def changes(self, session_id: str) -> Changes:
+        """Locals of the top frame that changed since the previous stop in that frame."""
+
+    # -- evidence (seed 002) -----------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def take_snapshot(self, session_id: str, bounds: SnapshotBounds | None = None) -> SnapshotSummary:
+        """Every thread's stack with locals, tasks, locks, process facts; a running program is paused briefly."""
+
+    @abc.abstractmethod
+    async def snapshots(self, session_id: str) -> SnapshotList:
+        """The session's snapshots (post-mortem included), in brief."""
+
+    @abc.abstractmethod
+    async def snapshot(self, session_id: str, snapshot_id: str) -> Snapshot:
+        """A whole snapshot; ``post_mortem`` names the session's latest post-mortem."""
+
+    @abc.abstractmethod
+    async def add_capture(self, session_id: str, request: CaptureRequest) -> CapturePoint:
+        """A capture point: values recorded at a line on each hit, without pausing."""
+
+    @abc.abstractmethod
+    async def captures(self, session_id: str) -> CaptureList:
+        """The session's capture points."""
+
+    @abc.abstractmethod
+    async def capture_table(self, session_id: str, capture_id: str, start: int = 0, count: int = 100) -> CaptureTable:
+        """A capture point's rows, one per hit."""
+
+    @abc.abstractmethod
+    async def remove_capture(self, session_id: str, capture_id: str) -> CapturePoint:
+        """Remove a capture point (its rows are answered with it one last time)."""
+
+    @abc.abstractmethod
+    async def evidence(
+        self, evidence_id: str, *, offset: int = 0, limit: int = 200, grep: str | None = None
+    ) -> EvidencePage:
+        """An evidence item's lines, paged or searched."""
+
+    @abc.abstractmethod
+    async def analyze(
+        self, session_id: str, snapshot_ids: list[str] | None = None, *, take: int = 0, interval: float = 1.0
+    ) -> Analysis:
+        """Known patterns over one or two snapshots, with their evidence ids."""
 
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release what the service holds."""

@@ -9,29 +9,39 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import posixpath
 import re
 from collections.abc import Iterator
 from typing import Any
 
 import msgspec
 
-from debugrelay import inspection
-from debugrelay.errors import FileNotFound, InvalidRequest, NotFound, Refused, RelayError, TooManyWaits
+from debugrelay import evidence, inspection
+from debugrelay.errors import FileNotFound, InvalidRequest, InvalidState, NotFound, Refused, RelayError, TooManyWaits
+from debugrelay.evidence import snapshots
+from debugrelay.evidence._analyze import DETECTORS, analyze
 from debugrelay.launchers.policy import LaunchPolicy, under
 from debugrelay.models import (
+    Analysis,
     AttachSpec,
     Autopsy,
     BreakpointList,
     BreakpointRecord,
     BreakpointView,
+    CaptureList,
+    CapturePoint,
+    CaptureRequest,
+    CaptureTable,
     Changes,
     ChildrenPage,
     Cleared,
     Completions,
     Deleted,
     EvaluateResult,
+    EvidencePage,
     ExceptionFilters,
     ExceptionFiltersView,
+    FrameView,
     InputSent,
     LaunchRequest,
     OutputLine,
@@ -41,12 +51,17 @@ from debugrelay.models import (
     ProfileApplied,
     ProfileList,
     ProfileSaved,
+    Redactions,
     ScopedVariables,
     Scopes,
     SessionDetail,
     SessionList,
     SessionSummary,
     SetVariableResult,
+    Snapshot,
+    SnapshotBounds,
+    SnapshotList,
+    SnapshotSummary,
     SourceText,
     StackTrace,
     Status,
@@ -55,9 +70,12 @@ from debugrelay.models import (
     VariablesPage,
     Watches,
     WatchValue,
+    cut_text,
     limits,
 )
+from debugrelay.redaction import secret_expression, secret_name
 from debugrelay.sessions import (
+    MAX_SOURCE_BYTES,
     BreakpointRequest,
     BreakpointUpdate,
     Session,
@@ -70,12 +88,17 @@ from debugrelay.sessions import (
     read_source,
     session_view,
     status_view,
+    stops_on,
     watches,
 )
 
 from ._base import DebugService
+from ._redaction import redacting, seam_for
+from ._trail import recording
 
 MAX_WAIT = 300.0  # seconds one call may wait for the next stop
+LOCALS_MAX = 25  # variables listed with a stop's details; the rest are a variables call away
+VALUE_MAX = 120  # characters of one value in a stop's details (a cut value ends saying how much more)
 STEP_WAIT = 10.0  # a step answers with the new location: wait for it unless told otherwise
 MAX_PAGE = 1000
 OUTPUT_PAGE_MAX = 10_000
@@ -126,6 +149,47 @@ def format_number(result: EvaluateResult, fmt: str | None) -> EvaluateResult:
     return result
 
 
+# a repeat inside a repeated group ('(a+)+', '(x*y)*'): Python's re may backtrack for ever on such a pattern
+_NESTED_REPEAT = re.compile(r"\((?:[^()\\]|\\.)*[+*}](?:[^()\\]|\\.)*\)\s*[+*{]")
+
+
+def _grep_pattern(grep: str) -> re.Pattern[str]:
+    """``grep`` compiled, or InvalidRequest: not a regular expression, or one that could run for ever."""
+    if _NESTED_REPEAT.search(grep):
+        raise InvalidRequest(
+            "grep repeats a group that repeats itself, which can take for ever to match",
+            details={"grep": grep},
+            hint="Simplify it: e.g. 'a+' for '(a+)+'; a plain word finds most lines.",
+        )
+    try:
+        return re.compile(grep)
+    except re.error as exc:
+        raise InvalidRequest(f"grep is not a regular expression: {exc}", details={"grep": grep}) from exc
+
+
+def _grep_lines(text: str, pattern: re.Pattern[str] | None) -> tuple[int, list[str]]:
+    """(the number of lines, the lines; with ``pattern``, only the matching ones, numbered)."""
+    lines = text.splitlines()
+    if pattern is None:
+        return len(lines), lines
+    return len(lines), [f"{n}: {line}" for n, line in enumerate(lines, 1) if pattern.search(line)]
+
+
+def _runs(session: Session) -> list[dict[str, Any]]:
+    """The conditional or counted breakpoints whose line ran, as the target last reported: hits so far,
+    runs, their rate, and what slows the program."""
+    out = []
+    for bp in session.record.breakpoints:
+        if bp.runs and not bp.internal:
+            view = breakpoint_view(bp)
+            item = {"breakpoint_id": view.breakpoint_id, "hit_count": view.hit_count, "runs": view.runs}
+            item["runs_per_second"] = view.runs_per_second
+            if view.slow:
+                item["slow"] = view.slow
+            out.append(item)
+    return out
+
+
 def _ended(session: Session) -> bool:
     return session.status in ("terminated", "failed")
 
@@ -147,10 +211,13 @@ def _profile_entry(bp: BreakpointRecord) -> dict[str, Any]:
     return data
 
 
+@recording
+@redacting
 class RelayService(DebugService):
     """The relay's operations over this process's :class:`SessionManager`.
 
     ``manager`` may be a callable returning it, for adapters built before the relay has started.
+    Every answer and error passes through redaction on its way out (see ``_redaction``).
     """
 
     def __init__(self, manager: SessionManager | Any) -> None:
@@ -202,10 +269,43 @@ class RelayService(DebugService):
             hint="Give a file of the program: its script, a file under its folder, or a stack frame's 'file'.",
         )
 
+    async def _read_text(self, session: Session, path: str) -> str | None:
+        """A source file of ``session``: read through its target when the target has files of its own
+        (a container's are not the relay's), else from the relay's disk; both under the same rules."""
+        target = session.target
+        if target is not None and self._target_may_read(session, path):
+            data = await target.read_file(target.to_remote_path(posixpath.normpath(path)), MAX_SOURCE_BYTES)
+            if data is not None:
+                return data.decode("utf-8", errors="replace")
+        return await asyncio.to_thread(read_source, self._source_path(session, path))
+
+    def _target_may_read(self, session: Session, path: str) -> bool:
+        """``path`` (as the user sees it) is the session's: a file of the current stop's frames, its script,
+        or under its working folder or the workspace roots. Nothing is resolved on the relay's disk."""
+        if not posixpath.isabs(path):
+            return False
+        clean = posixpath.normpath(path)
+        if clean in session.stop_files():
+            return True
+        launch = session.record.launch
+        folders: list[str] = []
+        if launch is not None:
+            if launch.script and posixpath.normpath(launch.script) == clean:
+                return True
+            if launch.cwd:
+                folders.append(posixpath.normpath(launch.cwd))
+        if self._policy is None:
+            self._policy = LaunchPolicy.from_settings(self.manager.settings)
+        folders += [*self._policy.roots, *self._policy.source_roots]
+        return any(under(clean, folder) for folder in folders)
+
     @property
     def manager(self) -> SessionManager:
         m = self._manager
         return m if isinstance(m, SessionManager) else m()
+
+    def unpersisted(self, session_id: str) -> bool:
+        return self.manager.store.pending_for(session_id)
 
     def _get(self, session_id: str) -> Session:
         return self.manager.get(session_id)
@@ -276,14 +376,17 @@ class RelayService(DebugService):
     async def launch(self, session_id: str, spec: LaunchRequest) -> Status:
         session = self._get(session_id)
         await session.launch(spec)
-        return self._status(session)
+        launched = session.record.launch or spec
+        return self._status(session, stops_on=stops_on(launched, session.record.exception_filters))
 
     async def attach(self, session_id: str, spec: AttachSpec) -> Status:
         session = self._get(session_id)
         await session.attach(spec)
         return self._status(session)
 
-    async def resume(self, session_id: str, command: str, thread_id: int | None = None, wait: float = 0.0) -> Status:
+    async def resume(
+        self, session_id: str, command: str, thread_id: int | None = None, wait: float = 0.0, details: bool = False
+    ) -> Status:
         """continue/step-*: waits up to ``wait`` s for the next stop; ``timed_out`` when none came."""
         wait = wait_seconds(wait, 0.0)
         session = self._get(session_id)
@@ -291,15 +394,56 @@ class RelayService(DebugService):
         with self._waiting(session_id):
             await session.resume(command, thread_id, wait)
         if wait and session.status == "running" and session.record.stop_count == seen:
-            return self._status(session, timed_out=True, message=f"still running after {wait:g}s")
-        return self._status(session)
+            status = self._status(session, timed_out=True, message=f"still running after {wait:g}s")
+            status.breakpoint_runs = _runs(session)
+            return status
+        status = self._status(session)
+        return await self.stop_details(session_id, status) if details else status
+
+    async def stop_details(self, session_id: str, status: Status) -> Status:
+        """A stop with what an agent looks at first: the source line, the top frame's locals (compact,
+        the count of the others said) and each watch expression's value. Every interface answers it."""
+        if status.status != "paused":
+            return status
+        session = self._get(session_id)
+        where = status.location
+        if status.exception is not None:  # said once: the place is the stop's, the text the exception's
+            exception = status.exception = msgspec.structs.replace(status.exception, break_mode=None)
+            if exception.location == where:
+                exception.location = None
+            status.description = None
+        if where is not None and where.file and where.line:
+            code = await self.source_line(session_id, where.file, where.line)
+            status.code = code.strip() if code else None
+        try:
+            scopes = (await self.scopes(session_id, 0, status.thread_id)).scopes
+            page = (
+                await self.variables(session_id, scopes[0].reference, 0, LOCALS_MAX)
+                if scopes
+                else VariablesPage(variables=[], total=0, has_more=False)
+            )
+        except RelayError as exc:
+            status.locals_error = exc.message
+        else:
+            status.locals = {v.name: cut_text(v.value, VALUE_MAX) for v in page.variables}
+            more = page.total - len(page.variables)
+            if more > 0:
+                status.locals["..."] = f"{more} more"
+        if session.record.watches:
+            status.watches = {}
+            for watch in await inspection.watch_values(session):
+                shown = f"error: {watch.error}" if watch.error else cut_text(watch.result or "", VALUE_MAX)
+                status.watches[watch.expression] = shown
+        return status
 
     async def pause(self, session_id: str) -> Status:
         session = self._get(session_id)
         await session.pause()
         return self._status(session)
 
-    async def wait(self, session_id: str, timeout: float = 30.0, include_autopsy: bool = False) -> Status:
+    async def wait(
+        self, session_id: str, timeout: float = 30.0, include_autopsy: bool = False, details: bool = False
+    ) -> Status:
         """Until the target pauses or ends (the current stop when already paused)."""
         timeout = wait_seconds(timeout, 30.0)
         session = self._get(session_id)
@@ -307,10 +451,12 @@ class RelayService(DebugService):
             done = await session.wait(timeout)
         session.touch()
         status = self._status(session, timed_out=not done)
+        if not done:
+            status.breakpoint_runs = _runs(session)
         stop = session.record.stop
         if include_autopsy and session.status == "paused" and stop is not None and stop.exception is not None:
             status.autopsy = await self.autopsy(session_id)
-        return status
+        return await self.stop_details(session_id, status) if details else status
 
     async def restart(self, session_id: str) -> Status:
         session = self._get(session_id)
@@ -472,10 +618,40 @@ class RelayService(DebugService):
         return await inspection.threads(self._get(session_id))
 
     async def stacktrace(
-        self, session_id: str, thread_id: int | None = None, start: int = 0, count: int = 20
+        self, session_id: str, thread_id: int | None = None, start: int = 0, count: int = 20, *, library: bool = False
     ) -> StackTrace:
         check_page(start, count)
-        return await inspection.stacktrace(self._get(session_id), thread_id, start, count)
+        session = self._get(session_id)
+        if _ended(session):
+            snap = await self._find_post_mortem(session_id)
+            if snap is not None:
+                return self._post_mortem_stack(snap, session_id, thread_id, start, count)
+        return await inspection.stacktrace(session, thread_id, start, count, library=library)
+
+    def _post_mortem_stack(
+        self, snap: Snapshot, session_id: str, thread_id: int | None, start: int, count: int
+    ) -> StackTrace:
+        """The crashed thread's stack from the post-mortem snapshot (after the program ended)."""
+        autopsy = snap.data.get("autopsy") or {}
+        frames = autopsy.get("frames") or []
+        tid = int(autopsy.get("thread_id") or 0)
+        if thread_id is not None and thread_id != tid:
+            raise InvalidRequest(
+                f"the post-mortem holds the stack of thread {tid} (the crashed one)",
+                details={"thread_id": thread_id, "post_mortem_thread": tid},
+                hint=f"Every thread's stack with locals: GET /sessions/{session_id}/snapshots/{snap.snapshot_id}",
+            )
+        views = [
+            FrameView(
+                id=i,
+                name=f.get("function"),
+                file=(f.get("source") or {}).get("file") or f.get("file"),
+                line=f.get("line"),
+            )
+            for i, f in enumerate(frames[start : start + count], start=start)
+        ]
+        total = int(autopsy.get("total_frames") or len(frames))
+        return StackTrace(thread_id=tid, total_frames=total, frames=views, post_mortem=snap.snapshot_id)
 
     async def scopes(self, session_id: str, frame_index: int = 0, thread_id: int | None = None) -> Scopes:
         return await inspection.scopes(self._get(session_id), frame_index, thread_id)
@@ -542,8 +718,12 @@ class RelayService(DebugService):
         count: int | None = None,
     ) -> ScopedVariables:
         """A frame's variables by scope (locals, arguments, globals, all), or the children of a path."""
+        session = self._get(session_id)
+        snap = await self._find_post_mortem(session_id) if _ended(session) and expand is None else None
+        if snap is not None and thread_id is None:
+            return self._post_mortem_variables(snap, scope, frame_index, start, count)
         found = await inspection.frame_variables(
-            self._get(session_id),
+            session,
             scope=scope,
             frame_index=frame_index,
             thread_id=thread_id,
@@ -589,7 +769,7 @@ class RelayService(DebugService):
         session = self._get(session_id)
         if start < 1:
             raise InvalidRequest("start must be >= 1", details={"start": start})
-        text = await asyncio.to_thread(read_source, self._source_path(session, path))
+        text = await self._read_text(session, path)
         if text is None:
             raise FileNotFound(
                 f"cannot read '{path}'",
@@ -604,10 +784,9 @@ class RelayService(DebugService):
     async def source_line(self, session_id: str, path: str, line: int) -> str | None:
         """One line of a source file, or None when it cannot be read (a courtesy, never an error)."""
         try:
-            allowed = self._source_path(self._get(session_id), path)
+            text = await self._read_text(self._get(session_id), path)
         except RelayError:
             return None
-        text = await asyncio.to_thread(read_source, allowed)
         if text is None:
             return None
         lines = text.splitlines()
@@ -641,6 +820,11 @@ class RelayService(DebugService):
         max_inner_depth: int = 5,
     ) -> Autopsy:
         session = self._get(session_id)
+        snap = await self._find_post_mortem(session_id) if _ended(session) else None
+        if snap is not None and isinstance(snap.data.get("autopsy"), dict) and "exception" in snap.data["autopsy"]:
+            answer = msgspec.convert(snap.data["autopsy"], Autopsy)
+            answer.post_mortem = snap.snapshot_id
+            return answer
         found = await inspection.autopsy(session, max_frames, include_variables_for_frames, max_inner_depth)
         return msgspec.convert(found, Autopsy)
 
@@ -661,6 +845,209 @@ class RelayService(DebugService):
 
     async def changes(self, session_id: str) -> Changes:
         return msgspec.convert(await inspection.changes(self._get(session_id)), Changes)
+
+    # -- evidence: snapshots, post-mortem, capture points, analysis (seed 002) ---------------------------
+
+    async def take_snapshot(self, session_id: str, bounds: SnapshotBounds | None = None) -> SnapshotSummary:
+        """Every thread's stack with locals, tasks, locks and process facts; a running program is paused
+        for the read and resumed as it was."""
+        session = self._get(session_id)
+        hub = evidence.hub_for(self.manager)
+        async with session.lock:
+            return await snapshots.take(session, hub.store, bounds or SnapshotBounds())
+
+    async def snapshots(self, session_id: str) -> SnapshotList:
+        self._get(session_id)
+        found = await snapshots.listing(evidence.hub_for(self.manager).store, session_id)
+        return SnapshotList(snapshots=found, total=len(found))
+
+    async def snapshot(self, session_id: str, snapshot_id: str) -> Snapshot:
+        """A whole snapshot ("post_mortem" is the latest post-mortem of the session)."""
+        self._get(session_id)
+        store = evidence.hub_for(self.manager).store
+        if snapshot_id == "post_mortem":
+            return await self._post_mortem(session_id)
+        evidence.check_id(snapshot_id)
+        item, data = await snapshots.load(store, session_id, snapshot_id)
+        return snapshots.whole(item, data)
+
+    async def _find_post_mortem(self, session_id: str) -> Snapshot | None:
+        store = evidence.hub_for(self.manager).store
+        for evidence_id in reversed(await store.ids(session_id)):
+            item = await store.get(evidence_id)
+            if item is not None and item.kind == "post_mortem":
+                return snapshots.whole(item, msgspec.json.decode(item.text))
+        return None
+
+    def _post_mortem_variables(
+        self, snap: Snapshot, scope: str, frame_index: int, start: int, count: int | None
+    ) -> ScopedVariables:
+        """A crashed frame's arguments and locals as the post-mortem kept them (the innermost frames)."""
+        check_page(start, count)
+        frames = (snap.data.get("autopsy") or {}).get("frames") or []
+        frame = frames[frame_index] if 0 <= frame_index < len(frames) else None
+        if scope not in ("all", "locals", "arguments") or frame is None or "locals" not in frame:
+            kept = sum(1 for f in frames if "locals" in f)
+            raise InvalidRequest(
+                f"the post-mortem keeps the arguments and locals of the {kept} innermost frame(s) of the crash",
+                details={"frame_index": frame_index, "scope": scope, "post_mortem": snap.snapshot_id},
+                hint=f"Every thread's frames and locals: GET .../snapshots/{snap.snapshot_id}",
+            )
+        picked = [
+            *(frame.get("arguments") or [] if scope in ("all", "arguments") else []),
+            *(frame.get("locals") or [] if scope in ("all", "locals") else []),
+        ]
+        found = [
+            msgspec.convert({k: v for k, v in v.items() if k not in ("variable_reference", "children")}, Variable)
+            for v in picked
+        ]
+        page = found[start : start + count] if count is not None else found[start:]
+        return ScopedVariables(
+            frame_id=frame_index,
+            variables=page,
+            total=len(found),
+            has_more=start + len(page) < len(found),
+            scope=scope,
+            post_mortem=snap.snapshot_id,
+        )
+
+    async def _post_mortem(self, session_id: str) -> Snapshot:
+        found = await self._find_post_mortem(session_id)
+        if found is not None:
+            return found
+        raise NotFound(
+            "this session has no post-mortem snapshot",
+            details={"session_id": session_id},
+            hint="One is taken when the program stops at an uncaught exception: launch with "
+            "stop_on_exception 'uncaught' (or set that exception breakpoint).",
+        )
+
+    async def add_capture(self, session_id: str, request: CaptureRequest) -> CapturePoint:
+        """A capture point: rows of values at a line, without pausing the program."""
+        session = self._get(session_id)
+        return await evidence.hub_for(self.manager).captures.add(session, request)
+
+    async def captures(self, session_id: str) -> CaptureList:
+        return CaptureList(captures=evidence.hub_for(self.manager).captures.listing(self._get(session_id)))
+
+    async def capture_table(self, session_id: str, capture_id: str, start: int = 0, count: int = 100) -> CaptureTable:
+        check_page(start, count)
+        found = await evidence.hub_for(self.manager).captures.table(self._get(session_id), capture_id, start, count)
+        await self._hide_secret_columns(session_id, found)
+        return found
+
+    async def _hide_secret_columns(self, session_id: str, found: CaptureTable) -> None:
+        """A row is a list, so a column named like a secret (``password``) is hidden here, cell by cell;
+        the answer's own redaction then sees every other string."""
+        seam = seam_for(self.manager)
+        if seam.redactor is None:
+            return
+        secret = [i for i, c in enumerate(found.columns) if secret_name(c) or secret_expression(c)]
+        if not secret:
+            return
+        placeholders = await seam.table(session_id)
+        for row in found.rows:
+            for i in secret:
+                if row[i] is not None and not isinstance(row[i], bool | int | float):
+                    row[i] = seam.redactor.walk(row[i], placeholders, "capture_table", secret=True)
+        await seam.persist(session_id, placeholders)
+
+    async def remove_capture(self, session_id: str, capture_id: str) -> CapturePoint:
+        return await evidence.hub_for(self.manager).captures.remove(self._get(session_id), capture_id)
+
+    async def evidence(
+        self, evidence_id: str, *, offset: int = 0, limit: int = 200, grep: str | None = None
+    ) -> EvidencePage:
+        """An evidence item's lines, paged (or the lines matching ``grep``), redacted as its session's."""
+        evidence.check_id(evidence_id)
+        item = await evidence.hub_for(self.manager).store.get(evidence_id)
+        if item is None:
+            raise evidence.no_evidence(evidence_id)
+        return await self.session_evidence(item.session_id, evidence_id, offset=offset, limit=limit, grep=grep)
+
+    async def session_evidence(
+        self, session_id: str, evidence_id: str, *, offset: int = 0, limit: int = 200, grep: str | None = None
+    ) -> EvidencePage:
+        evidence.check_id(evidence_id)
+        if offset < 0 or not 1 <= limit <= MAX_PAGE:
+            raise InvalidRequest(
+                f"offset must be >= 0 and limit between 1 and {MAX_PAGE}", details={"offset": offset, "limit": limit}
+            )
+        check_length("grep", grep, 200)
+        item = await evidence.hub_for(self.manager).store.get(evidence_id)
+        if item is None or item.session_id != session_id:
+            raise evidence.no_evidence(evidence_id)
+        pattern = _grep_pattern(grep) if grep else None
+        total, lines = await asyncio.to_thread(_grep_lines, item.text, pattern)  # up to 16 MiB: off the loop
+        matches = len(lines) if pattern is not None else None
+        page = lines[offset : offset + limit]
+        return EvidencePage(
+            evidence_id=evidence_id,
+            kind=item.kind,
+            title=item.title,
+            total_lines=total,
+            offset=offset,
+            lines=page,
+            has_more=offset + limit < len(lines),
+            matches=matches,
+        )
+
+    async def analyze(
+        self, session_id: str, snapshot_ids: list[str] | None = None, *, take: int = 0, interval: float = 1.0
+    ) -> Analysis:
+        """Known patterns over the given snapshots (or, with ``take``, 1-2 new ones ``interval`` s apart;
+        with neither, the session's last two)."""
+        session = self._get(session_id)
+        hub = evidence.hub_for(self.manager)
+        if not 0 <= take <= 2 or not 0 <= interval <= 30:
+            raise InvalidRequest(
+                "take must be 0, 1 or 2 and interval between 0 and 30 seconds",
+                details={"take": take, "interval": interval},
+            )
+        ids = list(snapshot_ids or [])
+        if len(ids) > 2:
+            raise InvalidRequest("analyze compares at most two snapshots", details={"snapshot_ids": ids})
+        for sid in ids:
+            evidence.check_id(sid)
+        for n in range(take):
+            if n:
+                await asyncio.sleep(interval)  # the second snapshot is taken this long after the first
+            async with session.lock:
+                ids.append((await snapshots.take(session, hub.store, SnapshotBounds())).snapshot_id)
+        if not ids:
+            ids = [s.snapshot_id for s in await snapshots.listing(hub.store, session_id)][-2:]
+        if not ids:
+            raise InvalidState(
+                "no snapshot to analyze",
+                details={"session_id": session_id},
+                hint="Take a snapshot first, or pass take=1 (take=2 to compare two, for leaks and busy loops).",
+            )
+        found = [await snapshots.load(hub.store, session_id, sid) for sid in ids]
+        found.sort(key=lambda pair: float(pair[1].get("taken_at") or pair[0].created_at))
+        matches = analyze([(item.id, data) for item, data in found])
+        out = Analysis(
+            session_id=session_id, snapshots=[i.id for i, _ in found], matches=matches, checked=list(DETECTORS)
+        )
+        if len(found) < 2:
+            out.note = "one snapshot: leak, busy loop and exception storm need two (take=2)"
+        return out
+
+    # -- redaction -------------------------------------------------------------------------------------
+
+    async def redactions(self, session_id: str) -> Redactions:
+        """What this session's answers have had redacted: rule, placeholder, where, when; never the value."""
+        self._get(session_id)
+        seam = seam_for(self.manager)
+        if not seam.enabled:
+            return Redactions(
+                session_id=session_id,
+                enabled=False,
+                redactions=[],
+                total=0,
+                note="redaction is off (DEBUGRELAY_REDACTION)",
+            )
+        found = seam.view(await seam.table(session_id))
+        return Redactions(session_id=session_id, enabled=True, redactions=found, total=len(found))
 
     # -- configuration documents -------------------------------------------------------------------------
 

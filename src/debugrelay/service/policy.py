@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from debugrelay.errors import InvalidRequest, SessionNotFound
-from debugrelay.models import SessionSummary
+from debugrelay.models import BreakpointView, SessionSummary
 from debugrelay.sessions import BreakpointRequest
 
 from ._base import DebugService
@@ -26,6 +27,20 @@ def parse_location(spec: str, cwd: str | None = None) -> BreakpointRequest:
 def absolute(path: str, cwd: str | None = None) -> str:
     """``path`` made absolute against ``cwd`` (itself made absolute against ours)."""
     return os.path.abspath(os.path.join(os.path.abspath(cwd) if cwd else os.getcwd(), path))
+
+
+def launch_folder(script: str | None, cwd: str | None) -> str | None:
+    """Where a launch's relative paths start: its ``cwd``, else the script's folder (where the program
+    runs when no cwd is given); None for neither (a module run from here)."""
+    if cwd:
+        return os.path.abspath(cwd)
+    return os.path.dirname(absolute(script)) if script else None
+
+
+async def session_folder(service: DebugService, session_id: str) -> str | None:
+    """Where a relative breakpoint file of a session starts: its launch's folder (see :func:`launch_folder`)."""
+    spec = (await service.session(session_id)).launch or {}
+    return launch_folder(spec.get("script"), spec.get("cwd"))
 
 
 async def latest(service: DebugService) -> SessionSummary | None:
@@ -57,15 +72,41 @@ async def launch_session(service: DebugService, given: str | None, script: str |
 
     ``script`` is compared as an absolute path.
     """
+    sid, _ = await launch_target(service, given, script, module)
+    return sid
+
+
+async def launch_target(
+    service: DebugService, given: str | None, script: str | None, module: str | None
+) -> tuple[str, bool]:
+    """:func:`launch_session`, and whether the session ran a program before (its breakpoints, exception
+    settings and watches carry over: an answer says so)."""
     if given:
-        return given
+        return given, (await service.status(given)).status != "created"
     newest = await latest(service)
     if newest is not None:
         if newest.status == "created":
-            return newest.session_id
+            return newest.session_id, False
         spec = (await service.session(newest.session_id)).launch or {}
         if (module and spec.get("module") == module) or (script and spec.get("script") == script):
             if newest.status in RUNNING:
                 await service.terminate(newest.session_id)
-            return newest.session_id
-    return (await service.create_session()).session_id
+            return newest.session_id, True
+    return (await service.create_session()).session_id, False
+
+
+async def unset_breakpoints(service: DebugService, session_id: str) -> list[BreakpointView]:
+    """Line breakpoints of a session that cannot stop the program as it runs now: a file that does not
+    exist, a line without code, a file that does not compile. A launch answer lists them: otherwise the
+    program runs to its end past a breakpoint that was never set, and nothing says why."""
+    listed = (await service.breakpoints(session_id)).breakpoints
+    return [b for b in listed if b.kind == "line" and not b.verified]
+
+
+def brief_breakpoint(view: BreakpointView) -> dict[str, Any]:
+    """A breakpoint in one short object: id, where, and what makes it conditional."""
+    out: dict[str, Any] = {"breakpoint_id": view.breakpoint_id}
+    out["at"] = f"{view.file}:{view.line}" if view.kind == "line" else view.function
+    extra = {"condition": view.condition, "hit_condition": view.hit_condition, "log_message": view.log_message}
+    out.update({k: v for k, v in extra.items() if v})
+    return out

@@ -59,7 +59,6 @@ class Ownership:
         self._activity: dict[str, float] = {}
         self._gone: dict[str, tuple[bool, float]] = {}
         self._store_ok = True
-        self._resync = False
         self._closed = False
         self.recovery: dict[str, Any] = {"state": "pending"}
 
@@ -85,7 +84,6 @@ class Ownership:
                 if self._store_ok:
                     log.warning("state store unreachable, sessions go on from memory: %s", exc.message)
                 self._store_ok = False
-                self._resync = True
             except Exception:
                 log.exception("lease renewal failed")
             await asyncio.sleep(self.every)
@@ -119,11 +117,7 @@ class Ownership:
         lost = await self.store.renew_leases(list(local), self.me, self.url, self.ttl)
         for sid in lost:
             await self.drop(sid)
-        if self._resync:  # the store was down: what changed meanwhile may not have been saved
-            for session in local.values():
-                if session.id not in lost:
-                    await session.save()
-            self._resync = False
+        await self.store.write_through(set(lost))  # what changed while the store was down
         await self._save_activity()
         await self.store.register_instance(
             self.me,
@@ -245,8 +239,8 @@ class Ownership:
     async def locate(self, session_id: str) -> Lease | None:
         """The owner's lease when a request for ``session_id`` must go there; None to serve it here
         (ours, taken over just now, or unknown: the handler answers 404)."""
-        if session_id in self.manager.sessions:
-            return None
+        if session_id in self.manager.sessions or self.store.pending_for(session_id):
+            return None  # ours, or deleted here while the store was down: served (404) here
         pending = self._adopting.get(session_id)
         if pending is not None:
             await asyncio.shield(pending)

@@ -8,6 +8,7 @@ import contextlib
 import logging
 import secrets
 import time
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from debugrelay.config import Settings
@@ -16,6 +17,7 @@ from debugrelay.launchers import Launcher
 from debugrelay.models import AttachSpec, SessionRecord
 from debugrelay.store import StateStore
 
+from ._feed import ChangeFeed
 from ._session import ACTIVE, Session, StopHook
 
 if TYPE_CHECKING:
@@ -45,10 +47,16 @@ class SessionManager:
         self._wake = asyncio.Event()
         self.started_at = time.time()
         self.ownership: Ownership | None = None  # leases, recovery and takeover: a durable store only
+        self.feed = ChangeFeed()  # bumped on every change a live view shows
+        self.on_delete: list[Callable[[str], Awaitable[None]]] = []  # what a session kept elsewhere goes with it
 
     def new_session(self, record: SessionRecord) -> Session:
         """A Session object for ``record`` (not yet registered here)."""
-        return Session(record, store=self.store, settings=self.settings, launchers=self.launchers, on_stop=self.on_stop)
+        session = Session(
+            record, store=self.store, settings=self.settings, launchers=self.launchers, on_stop=self.on_stop
+        )
+        session.feed = self.feed
+        return session
 
     async def start(self) -> None:
         self._reaper = asyncio.create_task(self._reap_loop(), name="session-reaper")
@@ -85,6 +93,7 @@ class SessionManager:
     async def close(self) -> None:
         """End every session's target (relay shutdown), or with a durable store and
         keep_targets_on_shutdown, leave them running for the next relay."""
+        self.feed.close()
         if self._reaper is not None:
             self._reaper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -125,6 +134,7 @@ class SessionManager:
         await session.save()
         self.sessions[record.id] = session
         self.poke()
+        self.feed.bump(record.id)
         if attach is not None:
             try:
                 await session.attach(attach)
@@ -154,7 +164,16 @@ class SessionManager:
             raise SessionNotFound(f"no session '{session_id}'", details={"id": session_id})
         await session.close()
         self.sessions.pop(session_id, None)
+        self.feed.bump(session_id)
         await self.store.delete_session(session_id)
+        await self._deleted(session_id)
+
+    async def _deleted(self, session_id: str) -> None:
+        for hook in self.on_delete:
+            try:
+                await hook(session_id)
+            except Exception:
+                log.exception("could not remove what session %s kept", session_id)
 
     # -- idle timeout ------------------------------------------------------------------------
 
@@ -182,8 +201,10 @@ class SessionManager:
             with contextlib.suppress(Exception):
                 await session.close()
             self.sessions.pop(session.id, None)
+            self.feed.bump(session.id)
             with contextlib.suppress(Exception):
                 await self.store.delete_session(session.id)
+            await self._deleted(session.id)
         return [s.id for s in expired]
 
     def counts(self) -> dict[str, Any]:

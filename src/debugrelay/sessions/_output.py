@@ -7,6 +7,7 @@ import contextlib
 import itertools
 import logging
 import time
+from collections.abc import Callable
 
 from debugrelay.errors import RelayError
 from debugrelay.store import StateStore
@@ -30,6 +31,7 @@ class OutputBuffer:
         self._writing = asyncio.Lock()  # one write at a time: a failed batch goes back first, in order
         self._failed: tuple[str, list[tuple[str, str, float]]] | None = None  # retried as it was
         self._batches = itertools.count(1)
+        self.on_written: Callable[[], None] | None = None  # told after each batch is stored
 
     def add(self, stream: str, text: str) -> None:
         if not text:
@@ -91,4 +93,6 @@ class OutputBuffer:
                 self._handle = asyncio.get_running_loop().call_later(1.0, self._schedule)
             return False
         self._failed = None
+        if self.on_written is not None:
+            self.on_written()
         return True

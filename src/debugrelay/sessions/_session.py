@@ -9,10 +9,12 @@ from __future__ import annotations
 import ast
 import asyncio
 import contextlib
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import Any
 
 import msgspec
@@ -30,6 +32,8 @@ from debugrelay.dap import (
     ThreadEvent,
     ThreadsBody,
     as_body,
+    attach_args,
+    plain_exception_type,
 )
 from debugrelay.errors import (
     DebugpyError,
@@ -41,6 +45,7 @@ from debugrelay.errors import (
     NotPaused,
     RelayError,
     TargetGone,
+    ThreadNotFound,
 )
 from debugrelay.launchers import Launcher, Target
 from debugrelay.launchers.policy import KNOWN_LAUNCHERS, refused_launcher
@@ -56,10 +61,14 @@ from debugrelay.models import (
 )
 from debugrelay.store import StateStore
 
+from . import _testruns as testruns
 from . import breakpoints as bps
+from ._feed import ChangeFeed
 from ._output import OutputBuffer
 
 log = logging.getLogger(__name__)
+CAPTURE_MARK = "[debugrelay-capture:"  # the lines of capture points (debugrelay.evidence)
+STOP_HOOK_WAIT = 10.0  # s a terminate waits for the stop hook (a post-mortem snapshot) to finish
 
 ACTIVE = ("launching", "running", "paused")
 STEP_COMMANDS = {"step-over": "next", "step-into": "stepIn", "step-out": "stepOut", "continue": "continue"}
@@ -80,15 +89,6 @@ class RefMeta:
 
 
 StopHook = Callable[["Session", Stop, list[StackFrame]], Awaitable[None]]
-
-
-def exception_filters_for(stop_on_exception: object) -> list[str]:
-    """Map the launch's ``stop_on_exception`` to debugpy's exception filters."""
-    if stop_on_exception is True:
-        return ["raised", "uncaught"]
-    if stop_on_exception in (False, None, "none"):
-        return []
-    return [str(stop_on_exception)]
 
 
 class Session:
@@ -117,13 +117,19 @@ class Session:
         self._totals: dict[int, int] = {}
         self._refs: dict[int, RefMeta] = {}
         self._threads: dict[int, str] = {}
+        self._shown_threads: dict[int, str] | None = None  # the threads the last stop listed
+        self._tops: dict[int, tuple[str, str, int]] = {}  # thread -> (function, file name, depth) at its last stop
         self._tasks: set[asyncio.Task[Any]] = set()
         self._reads: dict[tuple[Any, ...], asyncio.Future[Any]] = {}  # read-only DAP answers of this stop
         self._snapshot: asyncio.Task[Any] | None = None  # the stop's locals being kept for /changes
         self._ending = False
         self.output = OutputBuffer(record.id, store, settings.output_entry_max_chars)
+        self.feed: ChangeFeed | None = None  # the manager's: live views sleep on it
+        self.output.on_written = self.announce
         self.breakpoint_state = bps.BreakpointState()
         self.probe_available = True
+        # told of each DAP event first; one answering True takes it (a brief pause, a capture point's row)
+        self.event_filters: list[Callable[[str, Any], bool]] = []
 
     # -- small helpers ---------------------------------------------------------------------
 
@@ -145,6 +151,12 @@ class Session:
         """Wake whoever waits for this session to change (a stop, an end)."""
         event, self._changed = self._changed, asyncio.Event()
         event.set()
+        self.announce()
+
+    def announce(self) -> None:
+        """Tell live views (``/ui``) the session changed, without waking its waiters (output, a call)."""
+        if self.feed is not None:
+            self.feed.bump(self.id)
 
     def spawn(self, coro: Any) -> None:
         """Run ``coro`` as a task of this session: cancelled when its connection goes."""
@@ -154,10 +166,15 @@ class Session:
 
     def require_client(self) -> DapClient:
         if self.client is None or self.client.closed.is_set():
+            details: dict[str, Any] = {"status": self.status}
+            if self.client is not None and self.client.close_reason:
+                details["connection"] = self.client.close_reason  # why the debug connection ended
             raise InvalidState(
                 f"session is {self.status}: there is no running target",
-                details={"status": self.status},
-                hint="Launch the target first.",
+                details=details,
+                hint="Launch the target first."
+                if self.status in ("created", "terminated")
+                else "The debug connection to the target ended; the session's status says what became of it.",
             )
         return self.client
 
@@ -227,8 +244,9 @@ class Session:
                     details={"status": self.status},
                     hint="Terminate or restart it first.",
                 )
+            spec = testruns.narrowed(spec)
             launcher = self._launcher_for(spec)
-            script = bps.prepare_launch(spec)
+            script = bps.prepare_launch(spec, launcher.name)
             self.record.mode = "launch"
             self.record.launch = spec
             await self._start(launcher, spec, script)
@@ -258,23 +276,16 @@ class Session:
         await self.save()
         target: Target | None = None
         try:
-            target = await launcher.start(spec, session_id=self.id)
+            target = await launcher.start(testruns.for_target(spec), session_id=self.id)
             self.target = target
             self.record.target = target.describe()
             self.record.keeper_secret = target.keeper_secret
             entry = bps.entry_breakpoint(self.record, spec, script) if spec.stop_on_entry else None
-            filters = self.record.exception_filters or ExceptionFilters(
-                filters=exception_filters_for(spec.stop_on_exception)
-            )
+            filters = self.record.exception_filters or ExceptionFilters(filters=testruns.exception_filters(spec))
             self.record.exception_filters = filters
             await self.connect(target, self.settings.launch_timeout)
             await self.configure(
-                {
-                    **ATTACH_ARGS,
-                    "justMyCode": spec.just_my_code,
-                    "subProcess": spec.debug_subprocesses,
-                    "pathMappings": target.path_mappings(),
-                }
+                attach_args(target.path_mappings(), just_my_code=spec.just_my_code, sub_process=spec.debug_subprocesses)
             )
             if entry is not None:
                 log.debug("session %s: entry breakpoint at %s:%s", self.id, entry.file, entry.line)
@@ -317,12 +328,17 @@ class Session:
         async with self.lock:
             if self.status in ACTIVE:
                 raise InvalidState(f"session is already {self.status}", details={"status": self.status})
-            if spec.port is None and spec.pid is not None and "local" not in self.launchers:
+            if spec.pod is None and spec.port is None and spec.pid is not None and "local" not in self.launchers:
                 # attaching by PID injects code into a process beside the relay: a local capability
                 raise refused_launcher("local", sorted(self.launchers))
             from debugrelay.launchers.attach_policy import check_attach_host, check_attach_pid
 
-            if spec.port is not None:
+            kubernetes = self.launchers.get("kubernetes")
+            if spec.pod is not None:
+                # a pod of the relay's namespace, found through the API: its IP is the cluster's, not a host to scan
+                if kubernetes is None or not hasattr(kubernetes, "attach_target"):
+                    raise refused_launcher("kubernetes", sorted(self.launchers))
+            elif spec.port is not None:
                 await asyncio.to_thread(check_attach_host, self.settings, spec.host)
             elif spec.pid is not None:
                 check_attach_pid(self.settings, spec.pid)
@@ -331,7 +347,14 @@ class Session:
             self.reset_run_state()
             self.record.status = "launching"
             await self.save()
-            target = await RemoteTarget.resolve(spec)
+            try:
+                if spec.pod is not None:
+                    target = await kubernetes.attach_target(spec)  # type: ignore[union-attr]
+                else:
+                    target = await RemoteTarget.resolve(spec)
+            except RelayError as exc:
+                await self._launch_failed(None, exc)
+                raise
             try:
                 self.target = target
                 self.record.target = target.describe()
@@ -380,7 +403,8 @@ class Session:
                     secret=target.keeper_secret,
                 )
                 if not (client.keeper or {}).get("initialized"):
-                    await client.request("initialize", INITIALIZE_ARGS)
+                    # readiness, not a request of the agent's: it may take as long as a start-up may
+                    await client.request("initialize", INITIALIZE_ARGS, timeout=max(deadline - time.monotonic(), 1.0))
                 break
             except (OSError, TimeoutError, TargetGone) as exc:
                 if client is not None:
@@ -460,14 +484,22 @@ class Session:
         self._totals.clear()
         self._refs.clear()
         self._threads.clear()
+        self._shown_threads = None
+        self._tops.clear()
         self._ending = False
         self._run_epoch += 1
 
     # -- events ----------------------------------------------------------------------------
 
     def _on_event(self, event: str, body: Any) -> None:
+        if any(take(event, body) for take in list(self.event_filters)):
+            return
         if event == "output":
             out = as_body(body, OutputEvent)
+            if out.category == "console" and bps.on_runs_report(self.record, out.output):
+                return  # a breakpoint's runs, reported by the target: not the program's output
+            if out.category == "console" and out.output.startswith(CAPTURE_MARK):
+                return  # a capture point's row no relay collects any more (it restarted): not program output
             if out.category in ("stdout", "stderr") or (out.category == "console" and out.output):
                 self.output.add("stdout" if out.category == "console" else out.category, out.output)
         elif event == "stopped":
@@ -521,16 +553,15 @@ class Session:
                 if len(listed) > 1
                 else [],
             )
-            if self.on_stop is not None:
-                self._snapshot = asyncio.ensure_future(self.on_stop(self, self.record.stop, frames))
-                self._tasks.add(self._snapshot)
-                self._snapshot.add_done_callback(self._tasks.discard)
+            self._remember_stop(self.record.stop, frames)
             self.record.status = "paused"
-            self.notify()
             with contextlib.suppress(RelayError):
                 await self.save()
+            self.notify()  # after the save: whoever waits answers knowing whether the stop is persisted
             return
         hit, entry = bps.on_hit(self.record, body.hit_breakpoint_ids)
+        if hit and frames:
+            await bps.read_hits(self, frames[0].id, hit)
         exception = None
         if reason == "exception":
             exception = await self._exception_info(client, tid, location)
@@ -542,6 +573,7 @@ class Session:
         elif entry:
             reason = "entry"
         self.record.stop_count += 1
+        threads, changed = self._threads_to_show(len(listed))
         stop = Stop(
             reason=reason,
             thread_id=tid,
@@ -550,27 +582,77 @@ class Session:
             breakpoint_ids=hit,
             exception=exception,
             all_threads_stopped=body.all_threads_stopped,
-            threads=[StoppedThread(thread_id=t, name=n) for t, n in self._threads.items()] if len(listed) > 1 else [],
+            threads=threads,
+            threads_changed=changed,
+            left_by=await self._left_by(client, tid, reason, frames, trace.total_frames or len(frames)),
             at=time.time(),
             seq=self.record.stop_count,
         )
         if epoch != self._run_epoch:
             return
-        if self.on_stop is not None:
-            # kept while the agent reads the stop (its scopes and locals are answered from what this read);
-            # the target resumes only after it is done (see resume)
-            self._snapshot = asyncio.ensure_future(self.on_stop(self, stop, frames))
-            self._tasks.add(self._snapshot)
-            self._snapshot.add_done_callback(self._tasks.discard)
+        self._remember_stop(stop, frames)
         self.record.stop = stop
         self.record.stop_history = [*self.record.stop_history, stop][-self.settings.stop_history :]
         self.record.status = "paused"
-        self.notify()
+        with contextlib.suppress(RelayError):
+            await self.save()
+        self.notify()  # after the save: whoever waits answers knowing whether the stop is persisted
         if entry:
             with contextlib.suppress(RelayError):
                 await bps.drop_entry(self)
-        with contextlib.suppress(RelayError):
-            await self.save()
+                await self.save()
+
+    def _remember_stop(self, stop: Stop, frames: list[StackFrame]) -> None:
+        """Keep what the stop's reads answer from while the agent reads it; the target resumes only after
+        it is done (see resume)."""
+        if self.on_stop is not None:
+            self._snapshot = asyncio.ensure_future(self.on_stop(self, stop, frames))
+            self._tasks.add(self._snapshot)
+            self._snapshot.add_done_callback(self._tasks.discard)
+
+    async def _left_by(
+        self, client: DapClient, tid: int, reason: str, frames: list[StackFrame], depth: int
+    ) -> ExceptionInfo | None:
+        """After a step that came out of a deeper frame: the exception that carried it out, if one did."""
+        before = self._tops.get(tid)
+        top = frames[0] if frames else None
+        if top is None:
+            return None
+        self._tops[tid] = (top.name, PurePosixPath((top.source and top.source.path) or "").name, depth)
+        if reason != "step" or before is None or depth >= before[2] or not self.probe_available:
+            return None
+        try:
+            body = await client.request(
+                "evaluate",
+                {
+                    "expression": f"__import__('_debugrelay_probe').left_by({before[0]!r}, {before[1]!r})",
+                    "frameId": top.id,
+                    "context": "clipboard",
+                },
+            )
+            found = json.loads(unquote_result(body.get("result", "")))
+        except (RelayError, ValueError):
+            return None
+        if not isinstance(found, dict) or "type" not in found:
+            return None
+        where = found.get("location")
+        location = (
+            Location(file=self.to_local(where.get("file")), line=where.get("line"), function=where.get("function"))
+            if isinstance(where, dict)
+            else None
+        )
+        return ExceptionInfo(
+            type=str(found["type"]).removeprefix("builtins."),
+            message=str(found.get("message", "")),
+            location=location,
+        )
+
+    def _threads_to_show(self, listed: int) -> tuple[list[StoppedThread], bool]:
+        """A new stop's threads (when there are several) and whether they changed since the last stop."""
+        shown = dict(self._threads) if listed > 1 else {}
+        changed = shown != self._shown_threads
+        self._shown_threads = shown
+        return [StoppedThread(thread_id=t, name=n) for t, n in shown.items()], changed
 
     async def _exception_info(self, client: DapClient, tid: int, location: Location | None) -> ExceptionInfo:
         try:
@@ -578,7 +660,7 @@ class Session:
         except RelayError:
             return ExceptionInfo(type="Exception", location=location)
         details = info.get("details") or {}
-        type_name = details.get("typeName") or info.get("exceptionId") or "Exception"
+        type_name = plain_exception_type(details.get("typeName") or info.get("exceptionId") or "") or "Exception"
         message = details.get("message")
         if message is None:
             message = info.get("description") or ""
@@ -636,7 +718,7 @@ class Session:
             assert stop is not None
             tid = thread_id or stop.thread_id
             if thread_id is not None and thread_id not in self._known_threads():
-                raise InvalidRequest(
+                raise ThreadNotFound(
                     f"no thread {thread_id}",
                     details={"thread_id": thread_id},
                     hint="List the target's threads.",
@@ -697,6 +779,10 @@ class Session:
     async def terminate(self, reason: str = "terminated") -> None:
         """Kill the target (its whole process tree or container); the session stays, terminated."""
         async with self.lock:
+            if self._snapshot is not None and not self._snapshot.done():
+                # what the stop hook keeps (a crash's post-mortem) is read before the program goes
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(asyncio.shield(self._snapshot), STOP_HOOK_WAIT)
             await self._stop_target(reason, terminate=True)
 
     async def detach(self) -> None:
@@ -742,7 +828,7 @@ class Session:
         async with self.lock:
             launcher = self._launcher_for(spec)
             await self._stop_target("restarted", terminate=True)
-            script = bps.prepare_launch(spec)
+            script = bps.prepare_launch(spec, launcher.name)
             await self._start(launcher, spec, script)
 
     async def close(self) -> None:
@@ -776,7 +862,7 @@ class Session:
         try:
             body = await client.request("stackTrace", {"threadId": tid, "startFrame": 0, "levels": max(levels, 1000)})
         except DebugpyError as exc:
-            raise InvalidRequest(
+            raise ThreadNotFound(
                 f"no stack for thread {tid}: {exc.message}",
                 details={"thread_id": tid},
                 hint="List the target's threads.",
@@ -790,13 +876,13 @@ class Session:
     async def frame_id(self, index: int, thread_id: int | None = None) -> int:
         """DAP frame id of frame ``index`` (0 = top) of a paused thread."""
         if index < 0:
-            raise InvalidRequest("frame_id must be >= 0", details={"frame_id": index})
+            raise InvalidRequest("frame_index must be >= 0", details={"frame_index": index})
         _, frames, total = await self.frames(thread_id, index + 1)
         if index >= len(frames):
             raise InvalidReference(
                 f"no frame {index}: the stack has {total} frames",
-                details={"frame_id": index, "total_frames": total},
-                hint="Frame ids are indexes into the stack trace (0 = top).",
+                details={"frame_index": index, "total_frames": total},
+                hint="A frame_index is a position in the stack trace (0 = top).",
             )
         return frames[index].id
 
@@ -824,11 +910,15 @@ class Session:
             if "No module named" in exc.message and "_debugrelay_probe" in exc.message:
                 self.probe_available = False
             return None
-        result: str = body.get("result", "")
-        if result[:1] in ("'", '"'):  # debugpy answers with the str's repr, even for 'clipboard'
-            with contextlib.suppress(ValueError, SyntaxError):
-                result = str(ast.literal_eval(result))
-        return result
+        return unquote_result(body.get("result", ""))
+
+
+def unquote_result(result: str) -> str:
+    """debugpy answers a str evaluation with its repr, even in the 'clipboard' context."""
+    if result[:1] in ("'", '"'):
+        with contextlib.suppress(ValueError, SyntaxError):
+            result = str(ast.literal_eval(result))
+    return result
 
 
 def _why_not(exc: BaseException) -> str:

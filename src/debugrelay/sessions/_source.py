@@ -9,7 +9,7 @@ import ast
 import os
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from types import CodeType
@@ -80,6 +80,8 @@ class SourceInfo:
     functions: tuple[FunctionInfo, ...]
     scopes: tuple[tuple[int, int], ...]  # (first_line, end_line) of every def and class
     docstrings: frozenset[int] = frozenset()  # lines inside a module/class/def docstring
+    # first line -> last line of each statement (of a compound one, its header) spanning several lines
+    multiline: dict[int, int] = field(default_factory=dict)
 
     def definition_of(self, line: int) -> FunctionInfo | None:
         """The function whose decorator/def/signature line ``line`` is: it runs at definition time."""
@@ -91,10 +93,15 @@ class SourceInfo:
     def suggest(self, line: int) -> int | None:
         """The executable line a breakpoint meant for ``line`` most likely wants.
 
-        The next one in the innermost def/class around it, else the next one in the file, else
-        the last one before it (e.g. a comment at the end of the file).
+        The next one in the innermost def/class around it; for a blank or comment line just after a
+        function's last statement, that statement (the line belongs to the function above it, not to
+        what follows); else the next one in the file, else the last one before it (e.g. a comment at
+        the end of the file).
         """
         code = self.code_lines or frozenset()
+        above = self._function_just_above(line)
+        if above is not None:
+            return above
         inner = [s for s in self.scopes if s[0] <= line <= s[1]]
         if inner:
             end = max(inner, key=lambda s: s[0])[1]
@@ -106,6 +113,27 @@ class SourceInfo:
             return min(after)
         before = [n for n in code if n < line]
         return max(before) if before else None
+
+    def _function_just_above(self, line: int) -> int | None:
+        """The last statement of the function that ends right above ``line`` (a blank or comment line
+        with only blank or comment lines in between), or None."""
+        code = self.code_lines or frozenset()
+
+        def quiet(n: int) -> bool:
+            text = self.lines[n - 1].strip() if 0 < n <= len(self.lines) else ""
+            return not text or text.startswith("#")
+
+        if not quiet(line) or any(f.first_line <= line <= f.end_line for f in self.functions):
+            return None
+        prev = line - 1
+        while prev > 0 and quiet(prev):
+            prev -= 1
+        ended = [f for f in self.functions if f.end_line == prev]
+        if not ended:
+            return None
+        fn = max(ended, key=lambda f: f.first_line)  # the innermost one ending there
+        body = [n for n in code if fn.header_end < n <= fn.end_line]
+        return max(body) if body else None
 
 
 def _walk(code: CodeType) -> Iterator[CodeType]:
@@ -129,6 +157,24 @@ def _code_lines(code: CodeType) -> frozenset[int]:
 def _is_docstring(stmt: ast.stmt) -> bool:
     value = stmt.value if isinstance(stmt, ast.Expr) else None
     return isinstance(value, ast.Constant) and isinstance(value.value, str)
+
+
+def _multiline_statements(tree: ast.Module) -> dict[int, int]:
+    """First line -> last line of every statement that spans lines; a compound statement's span is its
+    header (``if (a and\n b):``), its body being statements of their own."""
+    spans: dict[int, int] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.stmt):
+            continue
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+            first = min([body[0].lineno, *(d.lineno for d in getattr(body[0], "decorator_list", []))])
+            end = max(node.lineno, first - 1)
+        else:
+            end = node.end_lineno or node.lineno
+        if end > node.lineno:
+            spans[node.lineno] = max(end, spans.get(node.lineno, 0))
+    return spans
 
 
 def _docstring_lines(tree: ast.Module) -> frozenset[int]:
@@ -182,7 +228,15 @@ def _analyze_cached(path: str, mtime: float, size: int) -> SourceInfo | None:
         return SourceInfo(lines, None, f"{exc.__class__.__name__}: {exc}{where}", (), ())
     code_lines = _code_lines(code)
     functions, scopes = _functions(tree, path, code_lines)
-    return SourceInfo(lines, code_lines, None, tuple(functions), tuple(scopes), _docstring_lines(tree))
+    return SourceInfo(
+        lines,
+        code_lines,
+        None,
+        tuple(functions),
+        tuple(scopes),
+        _docstring_lines(tree),
+        _multiline_statements(tree),
+    )
 
 
 def analyze(path: str) -> SourceInfo | None:

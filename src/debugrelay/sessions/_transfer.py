@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
 import msgspec
 
 from debugrelay.errors import InvalidRequest, RelayError
 from debugrelay.models import AttachSpec, BreakpointRecord, Input, LaunchRequest, SessionRecord
-from debugrelay.models.limits import MAX_BREAKPOINTS_PER_REQUEST, Name, TimeoutMinutes
+from debugrelay.models.limits import MAX_BREAKPOINTS_PER_REQUEST, ExceptionFilter, ExceptionType, Name, TimeoutMinutes
 from debugrelay.store import timestamp
 
 from . import breakpoints as bps
@@ -18,19 +18,19 @@ from ._views import MASK
 if TYPE_CHECKING:
     from ._manager import SessionManager
 
-FORMAT = "debugrelay.session/1"
+FORMAT: Final = "debugrelay.session/1"
 _BP_FIELDS = ("kind", "file", "line", "function", "condition", "hit_condition", "log_message", "enabled")
 
 
 class ExceptionFiltersIn(Input):
-    filters: list[str] = msgspec.field(default_factory=list)
-    exception_types: list[str] = msgspec.field(default_factory=list)
+    filters: list[ExceptionFilter] = msgspec.field(default_factory=list)
+    exception_types: list[ExceptionType] = msgspec.field(default_factory=list)
 
 
 class SessionDocument(Input):
     """``POST /sessions/import``: an export, as ``GET /sessions/{id}/export`` gave it (or written by hand)."""
 
-    format: str = FORMAT
+    format: Literal["debugrelay.session/1"] = FORMAT
     name: Name | None = None
     timeout_minutes: TimeoutMinutes | None = None
     mode: Literal["launch", "attach"] = "launch"
@@ -102,6 +102,12 @@ async def import_session(
             details={"env": masked},
             hint="Export with reveal_env=true to carry them, or give the values.",
         )
+    if doc.launch is not None and bool(doc.launch.script) == bool(doc.launch.module):
+        raise InvalidRequest(
+            "the document's launch gives exactly one of 'script' or 'module'",
+            details={"script": doc.launch.script, "module": doc.launch.module},
+            hint="Send a document made by a session export, or fix its 'launch'.",
+        )
     if doc.start and (doc.launch if doc.mode == "launch" else doc.attach) is None:
         raise InvalidRequest(f"'start' needs the document's '{doc.mode}' spec", details={"mode": doc.mode})
     session = await manager.create(name=name if name is not None else doc.name, timeout_minutes=doc.timeout_minutes)
@@ -113,7 +119,7 @@ async def import_session(
         record.attach = doc.attach
         if doc.exception_filters is not None:
             await bps.set_exception_filters(
-                session, doc.exception_filters.filters, doc.exception_filters.exception_types
+                session, list(doc.exception_filters.filters), doc.exception_filters.exception_types
             )
         saved = [{**bp, "id": f"i{i}"} for i, bp in enumerate(doc.breakpoints, 1)]
         async with session.lock:

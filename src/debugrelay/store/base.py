@@ -72,7 +72,7 @@ class StateStore(abc.ABC):
 
     @abc.abstractmethod
     async def delete_session(self, session_id: str) -> None:
-        """Forget a session, its output, its activity mark and its lease."""
+        """Forget a session, its output, its activity mark, its lease and its placeholders."""
 
     @abc.abstractmethod
     async def save_activity(self, activity: dict[str, float]) -> None:
@@ -100,6 +100,16 @@ class StateStore(abc.ABC):
     @abc.abstractmethod
     async def clear_output(self, session_id: str) -> None:
         """Drop a session's output."""
+
+    # -- redaction placeholders ------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def add_redactions(self, session_id: str, entries: dict[str, bytes]) -> None:
+        """Add placeholder entries (placeholder → encoded entry) to a session's table; gone with the session."""
+
+    @abc.abstractmethod
+    async def get_redactions(self, session_id: str) -> dict[str, bytes]:
+        """A session's placeholder table (placeholder → encoded entry); empty when none."""
 
     # -- breakpoint profiles -----------------------------------------------------------------
 
@@ -154,6 +164,19 @@ class StateStore(abc.ABC):
 
     async def ping(self) -> bool:
         return True
+
+    @property
+    def pending(self) -> int:
+        """Writes applied while the store was down and not yet written (none here)."""
+        return 0
+
+    def pending_for(self, session_id: str) -> bool:
+        """Whether a change to ``session_id`` waits for the store (never here)."""
+        return False
+
+    async def write_through(self, skip: set[str] | frozenset[str] = frozenset()) -> int:
+        """Write what was applied while the store was down (none here); return how many writes."""
+        return 0
 
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections."""

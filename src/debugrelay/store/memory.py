@@ -34,6 +34,7 @@ class MemoryStore(StateStore):
         self._profiles: dict[str, list[BreakpointRecord]] = {}
         self._leases: dict[str, tuple[str, str, float]] = {}  # id → (owner, url, monotonic deadline)
         self._instances: dict[str, tuple[dict[str, Any], float]] = {}
+        self._redactions: dict[str, dict[str, bytes]] = {}
 
     async def save_session(self, record: SessionRecord) -> None:
         self._sessions[record.id] = msgspec.json.encode(record)
@@ -54,6 +55,7 @@ class MemoryStore(StateStore):
         self._streams.pop(session_id, None)
         self._activity.pop(session_id, None)
         self._leases.pop(session_id, None)
+        self._redactions.pop(session_id, None)
 
     async def save_activity(self, activity: dict[str, float]) -> None:
         self._activity.update(activity)
@@ -90,6 +92,12 @@ class MemoryStore(StateStore):
         stream = self._streams.get(session_id)
         if stream is not None:
             stream.entries.clear()
+
+    async def add_redactions(self, session_id: str, entries: dict[str, bytes]) -> None:
+        self._redactions.setdefault(session_id, {}).update(entries)
+
+    async def get_redactions(self, session_id: str) -> dict[str, bytes]:
+        return dict(self._redactions.get(session_id, {}))
 
     async def save_profile(self, name: str, breakpoints: list[BreakpointRecord]) -> None:
         self._profiles[name] = list(breakpoints)

@@ -8,6 +8,7 @@ Keys, all under the namespace (``DEBUGRELAY_REDIS_NAMESPACE``, default ``debugre
 - ``{ns}:lease:{id}``      string ``{"owner", "url"}`` with a TTL: the relay carrying the session on
 - ``{ns}:instance:{id}``   string with a TTL: a relay replica's URL and start time
 - ``{ns}:profiles``        hash  profile name → breakpoint list JSON
+- ``{ns}:redactions:{id}`` hash  placeholder → redaction entry JSON (the secret it stands for)
 
 Whatever cannot be read (bad JSON, a record filed under another id, a key of the wrong type) is
 skipped with a warning, or set aside under ``…:unreadable:{time}``; the relay never fails on it.
@@ -239,6 +240,7 @@ class RedisStore(StateStore):
                     self._key("output", session_id),
                     self._key("output-dropped", session_id),
                     self._key("lease", session_id),
+                    self._key("redactions", session_id),
                 )
                 await pipe.execute()
 
@@ -315,6 +317,21 @@ class RedisStore(StateStore):
 
     async def clear_output(self, session_id: str) -> None:
         await self._call(lambda: self.client.delete(self._key("output", session_id)))
+
+    # -- redaction placeholders ------------------------------------------------------------
+
+    async def add_redactions(self, session_id: str, entries: dict[str, bytes]) -> None:
+        if entries:
+            mapping: dict[str | bytes, bytes] = {k: v for k, v in entries.items()}  # noqa: C416 - key type widens
+            await self._call(lambda: self.client.hset(self._key("redactions", session_id), mapping=mapping))  # type: ignore[arg-type]
+
+    async def get_redactions(self, session_id: str) -> dict[str, bytes]:
+        try:
+            raw: dict[Any, Any] = await self._call(lambda: self.client.hgetall(self._key("redactions", session_id)))
+        except ResponseError as exc:
+            self._warn_once(f"redactions:{session_id}", "cannot read the placeholders of %s: %s", session_id, exc)
+            return {}
+        return {(k.decode() if isinstance(k, bytes) else str(k)): bytes(v) for k, v in raw.items()}
 
     # -- breakpoint profiles -----------------------------------------------------------------
 

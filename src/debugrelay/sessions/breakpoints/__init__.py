@@ -25,7 +25,18 @@ from ._requests import (
     validate_all,
     validate_request,
 )
-from ._sync import hit_test, mark_unhit, on_hit, recheck_pending, reset_run, sync_all, sync_file, sync_functions
+from ._sync import (
+    hit_test,
+    mark_unhit,
+    on_hit,
+    on_runs_report,
+    read_hits,
+    recheck_pending,
+    reset_run,
+    sync_all,
+    sync_file,
+    sync_functions,
+)
 
 __all__ = [
     "EXCEPTION_FILTERS",
@@ -53,9 +64,11 @@ __all__ = [
     "never_hit",
     "normalize_hit_condition",
     "on_hit",
+    "on_runs_report",
     "parse_requests",
     "prepare_launch",
     "profile_entry",
+    "read_hits",
     "recheck_pending",
     "record_from",
     "remove",

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from debugrelay.dap import StackFrame
 from debugrelay.errors import InvalidRequest, InvalidState, RelayError
 from debugrelay.models import ExceptionFilters, ExceptionInfo
+from debugrelay.models.limits import EXCEPTION_TYPE
 
 from ._common import BREAK_MODES, BUILTIN_EXCEPTIONS, EXCEPTION_FILTERS, live_client, state_of
 
@@ -25,7 +26,7 @@ async def set_exception_filters(session: Session, filters: list[str], exception_
             details={"filters": bad, "allowed": list(EXCEPTION_FILTERS)},
             hint="Use raised, uncaught or userUnhandled.",
         )
-    bad_types = [t for t in exception_types if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", t.strip())]
+    bad_types = [t for t in exception_types if not re.match(EXCEPTION_TYPE, t)]
     if bad_types:
         raise InvalidRequest(
             "exception_types must be class names",
@@ -83,13 +84,18 @@ async def apply_exception_filters(session: Session) -> None:
 
 
 async def exception_wanted(session: Session, frames: list[StackFrame], info: ExceptionInfo) -> bool:
-    """Whether an exception stop is one the agent asked for.
+    """Whether an exception stop is one the agent asked for (``SystemExit`` only when named).
 
     debugpy's "raised" pauses again in every frame the same exception passes through on its way
     up (measured with debugpy 1.8.22); the relay pauses once per exception object. With
     ``exception_types`` the relay cannot hand to debugpy, it also checks the class and its bases.
     """
     rt = state_of(session)
+    if info.type.removeprefix("builtins.") == "SystemExit":
+        # sys.exit(n) is how a program ends, not a crash: it answers 'terminated' with the exit code,
+        # unless the agent asked for SystemExit by name
+        asked = session.record.exception_filters or ExceptionFilters()
+        return any(type_matches(t, [("builtins", "SystemExit")]) for t in asked.exception_types)
     if not rt.filter_types and info.break_mode != "always":
         return True
     facts = await _exception_facts(session, frames)

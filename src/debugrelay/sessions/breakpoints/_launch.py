@@ -16,19 +16,29 @@ if TYPE_CHECKING:
     from .._session import Session
 
 
-def prepare_launch(spec: LaunchRequest) -> str | None:
-    """Check a launch before anything starts; return the script's path (None for modules)."""
+def prepare_launch(spec: LaunchRequest, launcher: str = "local") -> str | None:
+    """Check a launch before anything starts; return the script's path (None for modules, or a script
+    that exists only in a pod's image)."""
     if bool(spec.script) == bool(spec.module):
         raise InvalidRequest(
             "give exactly one of 'script' or 'module'",
             details={"script": spec.script, "module": spec.module},
             hint='e.g. {"script": "/abs/path/main.py"} or {"module": "pytest", "args": ["-x"]}',
         )
-    if spec.cwd and not Path(spec.cwd).is_dir() and spec.launcher != "docker":
+    remote = launcher == "kubernetes"  # the code is in the image; the relay may hold a checkout of it
+    if spec.cwd and not Path(spec.cwd).is_dir() and launcher not in ("docker", "kubernetes"):
         raise InvalidRequest(f"working directory '{spec.cwd}' does not exist", details={"cwd": spec.cwd})
     if spec.module:
-        return module_path(spec.module, spec.cwd, spec.pythonpath)
+        return None if remote else module_path(spec.module, spec.cwd, spec.pythonpath)
     script = spec.script or ""
+    if remote and not (os.path.isabs(script) and Path(script).is_file()):
+        if not os.path.isabs(script) and not spec.cwd:
+            raise InvalidRequest(
+                f"script '{script}' must be an absolute path (or come with 'cwd') on Kubernetes",
+                details={"script": script},
+                hint='e.g. {"script": "/app/main.py"}: the path in the image, or in your checkout with path_mappings',
+            )
+        return None  # only in the image: the pod reports it if it is missing
     if not os.path.isabs(script):
         script = os.path.join(spec.cwd or os.getcwd(), script)
         spec.script = script

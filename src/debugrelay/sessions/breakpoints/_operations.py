@@ -12,7 +12,15 @@ from debugrelay.errors import BreakpointNotFound, InvalidLine, InvalidRequest, R
 from debugrelay.models import BreakpointRecord, SessionRecord
 
 from ._checks import resolve_function, verify_locally
-from ._common import LISTING_LOCK_WAIT, MAX_LINE, BreakpointExists, is_pending_file, is_runtime_note, settings_of
+from ._common import (
+    HOT_RUNS_PER_SECOND,
+    LISTING_LOCK_WAIT,
+    MAX_LINE,
+    BreakpointExists,
+    is_pending_file,
+    is_runtime_note,
+    settings_of,
+)
 from ._requests import (
     BreakpointRequest,
     BreakpointUpdate,
@@ -210,4 +218,11 @@ def view(bp: BreakpointRecord, ended: bool = False) -> dict[str, Any]:
     out.update(data)
     if never_hit(bp, ended):
         out["never_hit"] = True
+    rate = bp.runs_per_second
+    if rate is not None and rate >= HOT_RUNS_PER_SECOND:
+        out["slow"] = (
+            f"its line runs {rate:,.0f} times a second, each run evaluating the "
+            f"{'condition' if bp.condition else 'hit count'} in the debugger: the program runs far slower. "
+            "A breakpoint on a line that runs less often avoids it."
+        )
     return out

@@ -46,45 +46,131 @@ class BreakpointUpdate(Input):
     line: int | None = None
 
 
+_HINTS = {
+    "condition": "The condition must be a Python expression, e.g. 'i > 100'.",
+    "hit_condition": "Write the hit condition as '5', '>= 5' or '% 5' (every 5th hit).",
+}
+LOG_HINT = "Write log_message as an f-string's text: {expression}, {x!r}, {ratio:.2f}; {{ and }} are literal braces."
+
+
 def compile_expression(text: str, what: str) -> str:
     """The expression as one normalized line (comments dropped); InvalidCondition if it does not compile."""
+    hint = _HINTS.get(what, LOG_HINT)
     try:
         tree = ast.parse(text.strip(), f"<{what}>", "eval")
         compile(tree, f"<{what}>", "eval")
     except SyntaxError as exc:
         raise InvalidCondition(
             f"{what} does not compile: SyntaxError: {exc.msg}",
-            details={what: text, "error": f"SyntaxError: {exc.msg}", "offset": exc.offset},
+            details={"field": what, what: text, "error": f"SyntaxError: {exc.msg}", "offset": exc.offset},
+            hint=hint,
         ) from None
     except ValueError as exc:  # e.g. a NUL byte
-        raise InvalidCondition(f"{what} does not compile: {exc}", details={what: text, "error": str(exc)}) from None
+        raise InvalidCondition(
+            f"{what} does not compile: {exc}", details={"field": what, what: text, "error": str(exc)}, hint=hint
+        ) from None
     return ast.unparse(tree)
 
 
-def check_log_message(message: str) -> None:
-    """Each ``{expr}`` of a logpoint message must compile ({{ and }} are literal braces)."""
+def log_expression(message: str) -> str | None:
+    """A logpoint message as the source of one f-string expression (Python's own rules: ``{x!r}``,
+    ``{ratio:.2f}``, ``{{`` for a brace), or None when it is not a valid f-string's text."""
+    for quote in ("'", '"', "'''", '"""'):
+        source = f"rf{quote}{message}{quote}"
+        try:
+            tree = ast.parse(source, "<log_message>", "eval")
+            compile(tree, "<log_message>", "eval")
+        except (SyntaxError, ValueError):
+            continue
+        if isinstance(tree.body, ast.JoinedStr | ast.Constant):
+            return source
+    return None
+
+
+def _fields(message: str) -> list[tuple[int, str | None]]:
+    """(offset, text) of each ``{...}`` of a message, nested brackets and strings included; text None
+    for a ``{`` never closed."""
+    found: list[tuple[int, str | None]] = []
     i, n = 0, len(message)
     while i < n:
-        ch = message[i]
-        if ch == "{":
-            if i + 1 < n and message[i + 1] == "{":
-                i += 2
-                continue
-            end = message.find("}", i)
-            if end < 0:
-                raise InvalidCondition(
-                    "log_message has an unclosed '{'",
-                    details={"log_message": message, "offset": i},
-                    hint="Write {expression} to interpolate a value, {{ and }} for literal braces.",
-                )
-            if not message[i + 1 : end].strip():
-                raise InvalidCondition("log_message has an empty '{}'", details={"log_message": message, "offset": i})
-            compile_expression(message[i + 1 : end], "log_message")
-            i = end + 1
-        elif ch == "}" and i + 1 < n and message[i + 1] == "}":
+        if message.startswith(("{{", "}}"), i):
             i += 2
-        else:
+            continue
+        if message[i] != "{":
             i += 1
+            continue
+        depth, j, quote = 0, i, ""
+        while j < n:
+            ch = message[j]
+            if quote:
+                quote = "" if ch == quote else quote
+            elif ch in "'\"":
+                quote = ch
+            elif ch in "{[(":
+                depth += 1
+            elif ch in "}])":
+                depth -= 1
+                if depth == 0:
+                    break
+            j += 1
+        found.append((i, message[i + 1 : j] if j < n else None))
+        i = j + 1
+    return found
+
+
+def check_log_message(message: str) -> None:
+    """A logpoint message must be an f-string's text; the error names the ``{field}`` that is wrong."""
+    if log_expression(message) is not None:
+        return
+    for offset, field in _fields(message):
+        if field is None:
+            raise InvalidCondition(
+                "log_message has an unclosed '{'", details={"field": "log_message", "offset": offset}, hint=LOG_HINT
+            )
+        if not field.strip():
+            raise InvalidCondition(
+                "log_message has an empty '{}'", details={"field": "log_message", "offset": offset}, hint=LOG_HINT
+            )
+        if log_expression("{" + field + "}") is None:
+            expr = re.split(r"!(?=[rsa](?::|$))|:(?![^\[\(\{]*[\]\)\}])", field, maxsplit=1)[0]
+            error = "the expression does not compile"
+            try:
+                compile_expression(expr, "log_message")
+            except InvalidCondition as exc:
+                error = exc.message.removeprefix("log_message does not compile: ")
+            else:
+                error = "the conversion (!r, !s, !a) or format spec is not valid"
+            raise InvalidCondition(
+                f"log_message field '{{{field}}}' is not valid: {error}",
+                details={"field": "log_message", "log_message": message, "expression": field, "offset": offset},
+                hint=LOG_HINT,
+            )
+    raise InvalidCondition(
+        "log_message has an unbalanced '{' or '}'",
+        details={"field": "log_message", "log_message": message},
+        hint=LOG_HINT,
+    )
+
+
+def pydevd_log_message(message: str) -> str:
+    """The message as debugpy's logMessage: the whole f-string as its one ``{expression}``.
+
+    pydevd turns each ``{...}`` into ``%s`` of that text evaluated, so a conversion (``!r``) or a format
+    spec would not compile there, and it has no escape for a literal brace; nor does it read quotes when
+    it matches braces. The f-string is given whole, or, when its braces would mislead pydevd, as text
+    that ``eval`` reads in the same frame.
+    """
+    source = log_expression(message)
+    if source is None:
+        return message
+    depth = 0
+    for ch in source:
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        if depth < 0:
+            break
+    if depth == 0 and not any(q in message for q in "'\""):
+        return "{" + source + "}"
+    return "{eval(bytes.fromhex(" + repr(source.encode().hex()) + ").decode())}"
 
 
 _HIT_SIMPLE = re.compile(r"^(==|>=|<=|!=|>|<)?\s*(\d+)$")
@@ -190,6 +276,13 @@ def decode_requests(body: Any) -> tuple[list[BreakpointRequest], bool]:
             "a breakpoint must be a JSON object, or a list of them", hint='Send {"source": {"path": ...}, "line": N}.'
         )
     many = isinstance(body, list) or "breakpoints" in body
+    if isinstance(body, dict) and many and len(body) > 1:
+        extra = sorted(k for k in body if k != "breakpoints")
+        raise InvalidRequest(
+            f"unknown field(s) beside 'breakpoints': {', '.join(extra)}",
+            details={"fields": extra},
+            hint='Send {"breakpoints": [...]}, a list, or one breakpoint.',
+        )
     items = body if isinstance(body, list) else body.get("breakpoints") if many else [body]
     if not isinstance(items, list) or not items:
         raise InvalidRequest("no breakpoint given", hint='Send {"source": {"path": ...}, "line": N}.')

@@ -6,18 +6,21 @@ import asyncio
 import contextlib
 import hashlib
 import logging
+import os
 from typing import TYPE_CHECKING, Any
 
 from debugrelay.dap import BreakpointsBody, as_body
 from debugrelay.errors import DebugpyError, RelayError
 from debugrelay.models import BreakpointRecord, SessionRecord
 
+from .._source import analyze
 from ._checks import recheck, resolve_function
 from ._common import (
     CONDITION_ERROR,
     CONDITION_RAISED,
     NEVER_HIT,
     PENDING_POLL,
+    RUNS_MARKER,
     SYNC_NOTES,
     file_exists,
     is_pending_file,
@@ -26,7 +29,7 @@ from ._common import (
     settings_of,
     state_of,
 )
-from ._requests import compile_expression, parse_hit_condition
+from ._requests import compile_expression, parse_hit_condition, pydevd_log_message
 
 if TYPE_CHECKING:
     from debugrelay.dap import DapClient
@@ -169,8 +172,7 @@ def hit_test(record: SessionRecord, bp: BreakpointRecord) -> str | None:
     if not bp.hit_condition:
         return None
     op, number, rest = parse_hit_condition(bp.hit_condition)
-    seed = f"{record.id}/{bp.id}/{bp.condition}/{bp.hit_condition}"
-    key = f"{bp.id}:{hashlib.sha1(seed.encode()).hexdigest()[:10]}"
+    key = _hits_key(record, bp)
     test = f"d[k] % {number} == {rest}" if op == "%" else f"d[k] {op} {number}"
     return (
         f"(lambda d, k: d.__setitem__(k, d.get(k, 0) + 1) or {test})"
@@ -178,16 +180,97 @@ def hit_test(record: SessionRecord, bp: BreakpointRecord) -> str | None:
     )
 
 
+# Defined once in the target (in a fresh namespace, kept in sys): counts a breakpoint's line runs and,
+# about once a second, reports them and the hits counted so far through the debugger's console channel.
+_RUNS_SOURCE = """
+def _debugrelay_runs(key, hits_key, marker):
+    import sys, time
+    runs = sys.__dict__.setdefault('_debugrelay_runs', {})
+    now = time.monotonic()
+    state = runs.get(key)
+    if state is None:
+        state = runs[key] = [0, now, 0]
+    state[0] += 1
+    if now - state[1] >= 1.0:
+        try:
+            import pydevd
+            db = pydevd.get_global_debugger()
+            hits = sys.__dict__.get('_debugrelay_hits', {}).get(hits_key, 0)
+            rate = (state[0] - state[2]) / (now - state[1])
+            text = '%s%s %d %d %.1f\\n' % (marker, key, state[0], hits, rate)
+            db.writer.add_command(db.cmd_factory.make_console_message(text))
+        except Exception:
+            pass
+        state[1], state[2] = now, state[0]
+    return True
+"""
+
+
+def _hits_key(record: SessionRecord, bp: BreakpointRecord) -> str:
+    seed = f"{record.id}/{bp.id}/{bp.condition}/{bp.hit_condition}"
+    return f"{bp.id}:{hashlib.sha1(seed.encode()).hexdigest()[:10]}"
+
+
+def runs_test(record: SessionRecord, bp: BreakpointRecord) -> str | None:
+    """A Python expression, always true, that counts a conditional or counted breakpoint's line runs in
+    the target and reports them while it runs (see RUNS_MARKER); None for a plain breakpoint."""
+    if not (bp.condition or bp.hit_condition):
+        return None
+    key = _hits_key(record, bp)
+    define = (
+        "(lambda g: (exec(" + repr(_RUNS_SOURCE) + ", g), "
+        "__import__('sys').__dict__.setdefault('_debugrelay_runs_fn', g['_debugrelay_runs']))[1])({})"
+    )
+    fn = f"(__import__('sys').__dict__.get('_debugrelay_runs_fn') or {define})"
+    return f"{fn}({key + ':runs'!r}, {key!r}, {RUNS_MARKER!r})"
+
+
+def first_entry_test(bp: BreakpointRecord) -> str | None:
+    """A Python expression, true unless the program comes back to the first line of a statement spanning
+    lines from its own later lines, or None for a one-line statement.
+
+    CPython fires a second 'line' event there (``total = compute(\n x,\n y)`` runs line 1, 2, 3, then 1
+    again for the call), so debugpy would stop twice and count two hits for one execution. At that event
+    the frame's next instruction follows instructions of the statement's later lines; at a real one
+    (the first, or the next turn of a loop) it does not.
+    """
+    if bp.kind != "line" or bp.file is None or bp.line is None:
+        return None
+    info = analyze(bp.file)
+    line = bp.actual_line or bp.line
+    end = info.multiline.get(line) if info is not None else None
+    if end is None:
+        return None
+    name = os.path.basename(bp.file)
+    frame = (
+        f"next((f for f, n in __import__('traceback').walk_stack(None) "
+        f"if n == {line} and f.f_code.co_filename.endswith({name!r})), None)"
+    )
+    return (
+        f"(lambda f: f is None or not any(e == f.f_lasti and {line} < (n or 0) <= {end} "
+        f"for _, e, n in getattr(f.f_code, 'co_lines', tuple)()))({frame})"
+    )
+
+
 def _dap_args(record: SessionRecord, bp: BreakpointRecord) -> dict[str, Any]:
     args: dict[str, Any] = {}
     condition = compile_expression(bp.condition, "condition") if bp.condition else None
     hits = hit_test(record, bp)
+    first = first_entry_test(bp)
+    runs = runs_test(record, bp)
     if condition and hits:
-        args["condition"] = f"({condition}) and {hits}"
-    elif condition or hits:
-        args["condition"] = condition or hits
+        condition = f"({condition}) and {hits}"
+    elif hits:
+        condition = hits
+    if runs:
+        condition = f"{runs} and ({condition})"
+    if first:
+        # checked first: a second event of one execution neither stops nor counts as a hit
+        condition = f"{first} and ({condition})" if condition else first
+    if condition:
+        args["condition"] = condition
     if bp.log_message:
-        args["logMessage"] = bp.log_message  # pydevd adds the newline itself
+        args["logMessage"] = pydevd_log_message(bp.log_message)  # pydevd adds the newline itself
     return args
 
 
@@ -266,6 +349,41 @@ async def sync_functions(session: Session) -> None:
     )
     for bp, answer in zip(active, as_body(body, BreakpointsBody).breakpoints, strict=False):
         bp.dap_id = answer.id
+
+
+def on_runs_report(record: SessionRecord, text: str) -> bool:
+    """Take a target's report of a breakpoint's line runs (see RUNS_MARKER): its runs, their rate and,
+    for a counted breakpoint, its hits so far. False when ``text`` is not one."""
+    if not text.startswith(RUNS_MARKER):
+        return False
+    try:
+        key, runs, hits, rate = text[len(RUNS_MARKER) :].split()
+        bp_id = key.split(":", 1)[0]
+        bp = next(b for b in record.breakpoints if b.id == bp_id)
+        if key != _hits_key(record, bp) + ":runs":
+            return True  # a report for what the breakpoint was before an edit
+        bp.runs, bp.runs_per_second = int(runs), float(rate)
+        if bp.hit_condition:
+            bp.hit_count = max(bp.hit_count, int(hits))
+    except (ValueError, StopIteration):
+        log.debug("unreadable runs report %r", text)
+    return True
+
+
+async def read_hits(session: Session, frame_id: int, hit: list[str]) -> None:
+    """At a stop of a counted breakpoint, its hit count as the target counted it (every hit, not only
+    the ones that stopped)."""
+    client = live_client(session)
+    record = session.record
+    for bp in record.breakpoints:
+        if client is None or bp.id not in hit or not bp.hit_condition:
+            continue
+        expression = f"__import__('sys').__dict__.get('_debugrelay_hits', {{}}).get({_hits_key(record, bp)!r}, 0)"
+        with contextlib.suppress(RelayError, ValueError, TypeError):
+            body = await client.request(
+                "evaluate", {"expression": expression, "frameId": frame_id, "context": "clipboard"}
+            )
+            bp.hit_count = max(bp.hit_count, int(str(body.get("result", "0"))))
 
 
 def on_hit(record: SessionRecord, dap_ids: list[int]) -> tuple[list[str], bool]:

@@ -1,0 +1,642 @@
+"""Kubernetes launcher: every debug target in a pod of its own, its keeper and debugpy inside.
+
+The pod runs the launch's image (the project's target image, or the user's own app image as built):
+an init container, from the relay's own image, copies debugpy and the start-up hooks into an
+``emptyDir`` mounted at ``/opt/debugrelay``, so no image needs rebuilding. The target container's
+main process is the keeper (``_boot/_debugrelay_keeper.py``), listening on the pod's debug port and
+demanding the per-target secret; debugpy and the program run behind it on the pod's loopback. The
+relay reaches the pod's IP directly: it runs in the cluster (``deploy/``); a relay outside it cannot
+reach pod IPs (run it in the cluster, or attach through ``kubectl port-forward``).
+
+The code is in the image, not mounted: ``path_mappings`` map the user's checkout (``local_root``) to
+the path in the image (``remote_root``); a script or folder named by its local path is run at its
+mapped path. Pods run as the policy's non-root uid with a read-only root filesystem, no privilege
+escalation, every capability dropped and seccomp ``RuntimeDefault`` (the "restricted" standard),
+with requests = limits from the policy, no service-account token, labels naming the session and the
+store. One watch per launcher follows its pods; a starting relay deletes the pods of sessions that
+are gone. ``attach_pod`` finds a workload's pod that already runs debugpy.
+
+The API is reached with lightkube: in-cluster through the pod's service account, elsewhere through
+``KUBECONFIG``. Nothing here imports a web framework.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from debugrelay.config import Settings
+from debugrelay.dap import KEEPER_FILE, SECRET_ENV, keeper_command, new_secret
+from debugrelay.errors import InvalidRequest, LaunchFailed, Refused, RelayError
+from debugrelay.models import AttachSpec, LaunchRequest
+
+from .base import Launcher, Target
+from .boot import debugpy_args
+from .docker import HOME, INNER_PORT, store_identity, target_env
+from .policy import LaunchPolicy, memory_bytes
+
+log = logging.getLogger(__name__)
+
+BOOT = "/opt/debugrelay"
+CONTAINER = "target"
+MANAGED = "debugrelay.managed"
+STORE = "debugrelay.store"
+SESSION = "debugrelay.session"
+DEFAULT_BOOT_IMAGE = "debugrelay/relay:latest"
+# the init container: copy debugpy and the hooks out of the relay's image into the shared emptyDir
+BOOT_COPY = "import sys; from debugrelay.launchers.boot import copy_boot; copy_boot(sys.argv[1])"
+PULL_FAILURES = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"})
+CONFIG_FAILURES = frozenset({"CreateContainerConfigError", "CreateContainerError", "RunContainerError"})
+WATCH_RETRY = 1.0
+RESTRICTED = {
+    "allowPrivilegeEscalation": False,
+    "readOnlyRootFilesystem": True,
+    "capabilities": {"drop": ["ALL"]},
+}
+
+
+class KubernetesUnavailable(RelayError):
+    code = "kubernetes_unavailable"
+    status = 503
+    default_hint = "The relay reaches the API server through its service account in a cluster, or KUBECONFIG elsewhere."
+
+
+def _restricted(run_as: str) -> dict[str, Any]:
+    uid, _, gid = run_as.partition(":")
+    return {
+        **RESTRICTED,
+        "runAsNonRoot": uid != "0",
+        "runAsUser": int(uid),
+        "runAsGroup": int(gid or uid),
+    }
+
+
+def _remote(path: str, mappings: list[tuple[str, str]]) -> str:
+    """``path`` as the pod sees it: a path under a mapping's local root is moved to its remote root."""
+    for local, remote in mappings:
+        if path == local or path.startswith(local.rstrip("/") + "/"):
+            return remote.rstrip("/") + path[len(local.rstrip("/")) :] if path != local else remote
+    return path
+
+
+def _exit_code(pod: dict[str, Any]) -> int | None:
+    """The target container's exit code once the pod has ended (or its container has), else None."""
+    status = pod.get("status") or {}
+    for cs in status.get("containerStatuses") or []:
+        if cs.get("name") == CONTAINER:
+            terminated = (cs.get("state") or {}).get("terminated")
+            if terminated:
+                return int(terminated.get("exitCode", -1))
+    if status.get("phase") in ("Succeeded", "Failed"):
+        return 0 if status["phase"] == "Succeeded" else -1
+    return None
+
+
+def _waiting_failure(pod: dict[str, Any]) -> tuple[str, str] | None:
+    """(reason, message) when a container of the pod cannot start (image, configuration), else None."""
+    status = pod.get("status") or {}
+    for cs in [*(status.get("initContainerStatuses") or []), *(status.get("containerStatuses") or [])]:
+        waiting = (cs.get("state") or {}).get("waiting") or {}
+        reason = waiting.get("reason", "")
+        if reason in PULL_FAILURES or reason in CONFIG_FAILURES:
+            return reason, str(waiting.get("message") or reason)
+        terminated = (cs.get("state") or {}).get("terminated") or {}
+        if cs.get("name") != CONTAINER and terminated and int(terminated.get("exitCode", 0)) != 0:
+            return "InitFailed", f"the init container {cs.get('name')} exited with code {terminated.get('exitCode')}"
+    return None
+
+
+class KubernetesTarget(Target):
+    """A pod running the keeper on its debug port, debugpy and the program behind it."""
+
+    kind = "kubernetes"
+
+    def __init__(
+        self,
+        launcher: KubernetesLauncher,
+        name: str,
+        namespace: str,
+        *,
+        host: str,
+        port: int,
+        mappings: list[tuple[str, str]],
+        image: str = "",
+        keeper_secret: str | None = None,
+    ) -> None:
+        self.launcher = launcher
+        self.name = name
+        self.namespace = namespace
+        self.host = host
+        self.port = port
+        self.mappings = mappings
+        self.image = image
+        self.keeper_secret = keeper_secret
+        self._exit: int | None = None
+
+    def poll(self) -> int | None:
+        if self._exit is None:
+            self._exit = self.launcher.exit_code(self.name)
+        return self._exit
+
+    async def send_input(self, data: bytes) -> None:
+        raise InvalidRequest(
+            "a pod's stdin is not reachable through the relay",
+            hint="Pass input as arguments or environment; the relay has no attach rights on pods.",
+        )
+
+    async def terminate(self) -> int | None:
+        code = self.poll()
+        await asyncio.to_thread(self.launcher.delete_pod, self.name)
+        return code
+
+    def output_tail(self, max_bytes: int = 4096) -> str:
+        return self.launcher.pod_log(self.name)[-max_bytes:]
+
+    def path_mappings(self) -> list[dict[str, str]]:
+        return [{"localRoot": local, "remoteRoot": remote} for local, remote in self.mappings if local != remote]
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            **super().describe(),
+            "pod": self.name,
+            "namespace": self.namespace,
+            "image": self.image,
+            "path_mappings": [list(m) for m in self.mappings],
+        }
+
+
+class KubernetesLauncher(Launcher):
+    """Starts one pod per target in the relay's namespace; follows them with one watch."""
+
+    name = "kubernetes"
+
+    def __init__(self, settings: Settings, client: Any = None) -> None:
+        self.settings = settings
+        self.policy = LaunchPolicy.from_settings(settings)
+        self._client = client
+        self._namespace = settings.kubernetes_namespace
+        self._boot_image = settings.kubernetes_boot_image
+        self._pods: dict[str, dict[str, Any]] = {}  # name -> the pod as last seen by the watch
+        self._gone: set[str] = set()  # pods the watch saw deleted
+        self._changed = threading.Condition()
+        self._watcher: threading.Thread | None = None
+        self._closed = threading.Event()
+        self._watch_client: Any = None
+        logging.getLogger("httpx2").setLevel(logging.WARNING)  # a line per API call otherwise
+        if "KUBERNETES_SERVICE_HOST" not in os.environ:
+            log.warning(
+                "the kubernetes launcher is on but this relay runs outside a cluster: pod IPs are reachable only "
+                "from inside it (run the relay in the cluster, see deploy/)"
+            )
+
+    # -- the API ---------------------------------------------------------------------------------
+
+    def _new_client(self) -> Any:
+        from lightkube import Client, KubeConfig
+
+        try:
+            config = KubeConfig.from_env()
+            return Client(config=config, namespace=self._namespace or None, field_manager="debugrelay")
+        except Exception as exc:
+            raise KubernetesUnavailable(f"cannot reach the Kubernetes API: {exc}") from exc
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            self._client = self._new_client()
+        return self._client
+
+    @property
+    def namespace(self) -> str:
+        if not self._namespace:
+            self._namespace = str(self.client.namespace or "default")
+        return self._namespace
+
+    @property
+    def store_label(self) -> str:
+        """Which state store the pods belong to, as a label value (only that store's relays reap them)."""
+        return store_identity(self.settings).replace(":", "-")
+
+    def _call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """A blocking API call; the API's refusals become relay errors naming what was tried."""
+        from lightkube import ApiError
+
+        try:
+            return fn(*args, **kwargs)
+        except ApiError as exc:
+            status = exc.status
+            raise LaunchFailed(
+                f"the Kubernetes API refused to {what}: {status.message}",
+                details={"reason": status.reason, "code": status.code, "namespace": self.namespace},
+                hint="The relay's Role allows pods create/get/list/watch/delete and pods/log get in its namespace.",
+            ) from exc
+        except RelayError:
+            raise
+        except Exception as exc:
+            raise KubernetesUnavailable(f"cannot reach the Kubernetes API to {what}: {exc}") from exc
+
+    def boot_image(self) -> str:
+        """The image the init container copies debugpy from: the setting, else the relay pod's own image."""
+        if not self._boot_image:
+            self._boot_image = DEFAULT_BOOT_IMAGE
+            own = os.environ.get("POD_NAME") or (
+                os.environ.get("HOSTNAME") if "KUBERNETES_SERVICE_HOST" in os.environ else None
+            )
+            if own:
+                from lightkube.resources.core_v1 import Pod
+
+                with contextlib.suppress(Exception):
+                    pod = self.client.get(Pod, own, namespace=self.namespace)
+                    self._boot_image = pod.spec.containers[0].image
+        return self._boot_image
+
+    # -- the watch -------------------------------------------------------------------------------
+
+    def _ensure_watch(self) -> None:
+        with self._changed:
+            if self._watcher is None and not self._closed.is_set():
+                self._watcher = threading.Thread(target=self._watch, name="k8s-watch", daemon=True)
+                self._watcher.start()
+
+    def _watch(self) -> None:
+        """Follow this store's pods: their phase, IP and exit codes (one watch for every target)."""
+        from lightkube.resources.core_v1 import Pod
+
+        while not self._closed.is_set():
+            try:
+                self._watch_client = self._new_client()
+                stream = self._watch_client.watch(
+                    Pod, namespace=self.namespace, labels={MANAGED: "true", STORE: self.store_label}, server_timeout=300
+                )
+                for op, pod in stream:
+                    data = pod.to_dict()
+                    name = data["metadata"]["name"]
+                    with self._changed:
+                        if op == "DELETED":
+                            self._pods.pop(name, None)
+                            self._gone.add(name)
+                        else:
+                            self._pods[name] = data
+                        self._changed.notify_all()
+                    if self._closed.is_set():
+                        return
+            except Exception as exc:
+                if self._closed.is_set():
+                    return
+                log.info("watching pods failed (%s); watching again", exc)
+                self._closed.wait(WATCH_RETRY)
+
+    def exit_code(self, name: str) -> int | None:
+        """The pod's target exit code once it ended; -1 when it was deleted without one; else None."""
+        with self._changed:
+            pod = self._pods.get(name)
+            if pod is None:
+                return -1 if name in self._gone else None
+            return _exit_code(pod)
+
+    def _wait_running(self, name: str, timeout: float) -> dict[str, Any]:
+        """The pod once it runs with an IP; :class:`LaunchFailed` when it cannot (blocking)."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while True:
+                pod = self._pods.get(name)
+                if name in self._gone:
+                    raise LaunchFailed(f"pod {name} was deleted before it ran", details={"pod": name})
+                if pod is not None:
+                    status = pod.get("status") or {}
+                    failure = _waiting_failure(pod)
+                    if failure is not None:
+                        reason, message = failure
+                        hint = (
+                            "Push the image to a registry the cluster pulls from, and name it as the cluster knows it."
+                            if reason in PULL_FAILURES
+                            else "Read details.message; the pod's events (kubectl describe pod) tell more."
+                        )
+                        raise LaunchFailed(
+                            f"pod {name} cannot start: {reason}",
+                            details={"pod": name, "reason": reason, "message": message[:500]},
+                            hint=hint,
+                        )
+                    if status.get("phase") in ("Succeeded", "Failed"):
+                        raise LaunchFailed(
+                            f"pod {name} ended before debugpy was ready (exit code {_exit_code(pod)})",
+                            details={"pod": name, "exit_code": _exit_code(pod)},
+                        )
+                    if status.get("phase") == "Running" and status.get("podIP"):
+                        return pod
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    conditions = [c.get("message") for c in status.get("conditions") or [] if c.get("message")]
+                    raise LaunchFailed(
+                        f"pod {name} did not run within {timeout:g} s",
+                        details={"pod": name, "phase": status.get("phase") if pod else None, "why": conditions[:3]},
+                        hint="The cluster may lack room for the pod's requests, or be pulling a large image.",
+                    )
+                self._changed.wait(left)
+
+    # -- launching -------------------------------------------------------------------------------
+
+    def admit(self, spec: LaunchRequest) -> None:
+        self._plan(spec, "sess-check", DEFAULT_BOOT_IMAGE, "check")
+
+    async def start(self, spec: LaunchRequest, *, session_id: str) -> Target:
+        secret = new_secret()
+        boot = await asyncio.to_thread(self.boot_image)
+        manifest, mappings = self._plan(spec, session_id, boot, secret)
+        name = manifest["metadata"]["name"]
+        self._ensure_watch()
+        await asyncio.to_thread(self._create, manifest)
+        try:
+            pod = await asyncio.to_thread(self._wait_running, name, self.settings.launch_timeout)
+        except RelayError as exc:
+            tail = await asyncio.to_thread(self.pod_log, name)
+            if tail:
+                exc.details.setdefault("output_tail", tail[-2000:])
+            await asyncio.to_thread(self.delete_pod, name)
+            raise
+        return KubernetesTarget(
+            self,
+            name,
+            self.namespace,
+            host=pod["status"]["podIP"],
+            port=self.settings.kubernetes_port,
+            mappings=mappings,
+            image=manifest["spec"]["containers"][0]["image"],
+            keeper_secret=secret,
+        )
+
+    def _create(self, manifest: dict[str, Any]) -> None:
+        from lightkube import codecs
+
+        self._call("create a pod", self.client.create, codecs.from_dict(manifest), namespace=self.namespace)
+
+    def _plan(
+        self, spec: LaunchRequest, session_id: str, boot_image: str, secret: str
+    ) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+        """The pod's manifest and the path mappings; every check of the operator's policy happens here."""
+        if spec.mounts or spec.writable:
+            raise InvalidRequest(
+                "a pod mounts no folders of the relay's machine: the code comes from the image",
+                details={"mounts": spec.mounts, "writable": spec.writable},
+                hint="Drop 'mounts'/'writable'; map your checkout to the image's path with 'path_mappings'.",
+            )
+        if spec.stdin_inputs:
+            raise InvalidRequest(
+                "a pod's stdin is not reachable through the relay",
+                details={"stdin_inputs": len(spec.stdin_inputs)},
+                hint="Pass input as arguments or environment.",
+            )
+        if spec.limits is not None and spec.limits.pids is not None:
+            raise InvalidRequest(
+                "limits.pids cannot be set per pod on Kubernetes",
+                details={"limits": {"pids": spec.limits.pids}},
+                hint="Leave it out: the cluster's kubelet limits processes per pod (podPidsLimit).",
+            )
+        policy = self.policy
+        default = self.settings.kubernetes_image or self.settings.docker_image
+        image = policy.image(spec.image or default)
+        own_image = spec.image is not None and spec.image != default
+        user = policy.user(spec.root)
+        limits = policy.limits(spec.limits)
+        mappings: list[tuple[str, str]] = []
+        for mapping in spec.path_mappings:
+            if not os.path.isabs(mapping.local_root) or not os.path.isabs(mapping.remote_root):
+                raise InvalidRequest(
+                    "path_mappings map absolute local paths to absolute paths in the image",
+                    details={"local_root": mapping.local_root, "remote_root": mapping.remote_root},
+                )
+            mappings.append((os.path.normpath(mapping.local_root), os.path.normpath(mapping.remote_root)))
+        script = _remote(spec.script, mappings) if spec.script else None
+        cwd = _remote(os.path.normpath(spec.cwd), mappings) if spec.cwd else None
+        if cwd is None and script is not None and os.path.isabs(script):
+            cwd = str(Path(script).parent)
+        port = self.settings.kubernetes_port
+        python = [spec.python or ("python3" if own_image else "python"), "-Xfrozen_modules=off"]
+        debuggee = [*python, *debugpy_args(spec, f"127.0.0.1:{INNER_PORT}", script_path=script)]
+        command = keeper_command(
+            python,
+            listen=f"0.0.0.0:{port}",
+            connect=f"127.0.0.1:{INNER_PORT}",
+            status_file=None,
+            keeper=f"{BOOT}/{KEEPER_FILE}",
+            debuggee=debuggee,
+        )
+        env = target_env(spec.env, [_remote(p, mappings) for p in spec.pythonpath])
+        home = env["HOME"] if env.get("HOME", "").startswith("/") and env["HOME"] != "/" else HOME
+        env[SECRET_ENV] = secret
+        quantity = {"memory": str(memory_bytes(limits.memory)), "cpu": f"{max(1, limits.nano_cpus // 1_000_000)}m"}
+        suffix = os.urandom(2).hex()
+        name = f"debugrelay-{session_id.replace('_', '-').lower()}-{suffix}"[:63].rstrip("-")
+        labels = {
+            "app.kubernetes.io/name": "debugrelay",
+            "app.kubernetes.io/managed-by": "debugrelay",
+            "app.kubernetes.io/component": "target",
+            MANAGED: "true",
+            SESSION: session_id,
+            STORE: self.store_label,
+        }
+        annotations = {
+            "debugrelay.instance": self.settings.instance_id,
+            "debugrelay.session": session_id,
+            "debugrelay.image": image,
+        }
+        uid, _, gid = user.partition(":")
+        target: dict[str, Any] = {
+            "name": CONTAINER,
+            "image": image,
+            "command": command,
+            "env": [{"name": k, "value": v} for k, v in env.items()],
+            "ports": [{"name": "debug", "containerPort": port, "protocol": "TCP"}],
+            "resources": {"requests": quantity, "limits": quantity},
+            "securityContext": _restricted(user),
+            "volumeMounts": [
+                {"name": "debugrelay-boot", "mountPath": BOOT, "readOnly": True},
+                {"name": "tmp", "mountPath": "/tmp"},
+                {"name": "home", "mountPath": home},
+            ],
+        }
+        if cwd:
+            target["workingDir"] = cwd
+        manifest: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": self.namespace, "labels": labels, "annotations": annotations},
+            "spec": {
+                "restartPolicy": "Never",
+                "automountServiceAccountToken": False,
+                "enableServiceLinks": False,
+                "terminationGracePeriodSeconds": 5,
+                "securityContext": {
+                    "runAsNonRoot": uid != "0",
+                    "runAsUser": int(uid),
+                    "runAsGroup": int(gid or uid),
+                    "fsGroup": int(gid or uid),
+                    "seccompProfile": {"type": "RuntimeDefault"},
+                },
+                "initContainers": [
+                    {
+                        "name": "debugrelay-boot",
+                        "image": boot_image,
+                        "command": ["python", "-c", BOOT_COPY, BOOT],
+                        "resources": {
+                            "requests": {"cpu": "100m", "memory": "64Mi"},
+                            "limits": {"cpu": "500m", "memory": "128Mi"},
+                        },
+                        "securityContext": _restricted(user),
+                        "volumeMounts": [{"name": "debugrelay-boot", "mountPath": BOOT}],
+                    }
+                ],
+                "containers": [target],
+                "volumes": [
+                    {"name": "debugrelay-boot", "emptyDir": {"sizeLimit": "128Mi"}},
+                    {"name": "tmp", "emptyDir": {"sizeLimit": "64Mi"}},
+                    {"name": "home", "emptyDir": {"sizeLimit": "16Mi"}},
+                ],
+            },
+        }
+        return manifest, mappings
+
+    # -- the rest of a pod's life ----------------------------------------------------------------
+
+    def delete_pod(self, name: str) -> None:
+        """Delete a target's pod (blocking); a pod already gone is fine."""
+        from lightkube import ApiError
+        from lightkube.resources.core_v1 import Pod
+
+        try:
+            self.client.delete(Pod, name, namespace=self.namespace, grace_period=1)
+        except ApiError as exc:
+            if exc.status.code != 404:
+                log.warning("could not delete pod %s: %s", name, exc.status.message)
+        except Exception as exc:
+            log.warning("could not delete pod %s: %s", name, exc)
+
+    def pod_log(self, name: str, lines: int = 50) -> str:
+        """The last lines the target container wrote (blocking); empty when there are none yet."""
+        try:
+            return "".join(self.client.log(name, namespace=self.namespace, container=CONTAINER, tail_lines=lines))
+        except Exception:
+            return ""
+
+    def recover(self, described: dict[str, Any]) -> Target | None:
+        """The pod of a saved session, when it is one of this store's targets."""
+        from lightkube import ApiError
+        from lightkube.resources.core_v1 import Pod
+
+        name = described.get("pod")
+        if not isinstance(name, str) or not name:
+            return None
+        try:
+            pod = self.client.get(Pod, name, namespace=self.namespace).to_dict()
+        except ApiError:
+            return None
+        labels = pod["metadata"].get("labels") or {}
+        if labels.get(MANAGED) != "true" or labels.get(STORE) != self.store_label:
+            # a stored record is a claim: only a pod this store's relays started is acted on
+            log.warning("ignoring the stored pod %s: not one of this store's targets", name)
+            return None
+        self._ensure_watch()
+        with self._changed:
+            self._pods.setdefault(name, pod)
+        mappings = [(str(m[0]), str(m[1])) for m in described.get("path_mappings") or [] if len(m) == 2]
+        status = pod.get("status") or {}
+        host = status.get("podIP") or str(described.get("host") or "")
+        target = KubernetesTarget(
+            self,
+            name,
+            self.namespace,
+            host=host,
+            port=self.settings.kubernetes_port,
+            mappings=mappings,
+            image=str(described.get("image")),
+        )
+        target._exit = _exit_code(pod)
+        return target
+
+    async def remove_orphans(self, keep: set[str]) -> list[str]:
+        return await asyncio.to_thread(self._remove_orphans, keep)
+
+    def _remove_orphans(self, keep: set[str]) -> list[str]:
+        """Delete this store's pods whose sessions are gone; return their names."""
+        from lightkube.resources.core_v1 import Pod
+
+        pods = self._call(
+            "list pods",
+            lambda: list(
+                self.client.list(Pod, namespace=self.namespace, labels={MANAGED: "true", STORE: self.store_label})
+            ),
+        )
+        removed = []
+        for pod in pods:
+            labels = pod.metadata.labels or {}
+            if labels.get(SESSION) not in keep:
+                self.delete_pod(pod.metadata.name)
+                removed.append(pod.metadata.name)
+        if removed:
+            log.info("deleted %d pod(s) of sessions that are gone", len(removed))
+        return removed
+
+    # -- attaching -------------------------------------------------------------------------------
+
+    async def attach_target(self, spec: AttachSpec) -> Target:
+        """The address of pod ``spec.pod``'s debugpy (it already runs one, listening on ``spec.port``)."""
+        from debugrelay.launchers.remote import RemoteTarget
+
+        namespace = spec.namespace or self.namespace
+        if namespace != self.namespace:
+            raise Refused(
+                f"pods of namespace '{namespace}' are out of this relay's reach",
+                details={
+                    "namespace": namespace,
+                    "allowed": [self.namespace],
+                    "setting": "DEBUGRELAY_KUBERNETES_NAMESPACE",
+                },
+                hint="Attach to a pod of details.allowed: the relay's Role covers its own namespace only.",
+            )
+        pod = await asyncio.to_thread(self._get_pod, str(spec.pod))
+        status = pod.get("status") or {}
+        if status.get("phase") != "Running" or not status.get("podIP"):
+            raise LaunchFailed(
+                f"pod {spec.pod} is not running (phase {status.get('phase')})",
+                details={"pod": spec.pod, "phase": status.get("phase")},
+                hint="Attach once the pod runs.",
+            )
+        mappings = [(m.local_root, m.remote_root) for m in spec.path_mappings]
+        return RemoteTarget(status["podIP"], spec.port or self.settings.kubernetes_port, None, mappings)
+
+    def _get_pod(self, name: str) -> dict[str, Any]:
+        from lightkube import ApiError
+        from lightkube.resources.core_v1 import Pod
+
+        try:
+            pod = self.client.get(Pod, name, namespace=self.namespace)
+        except ApiError as exc:
+            if exc.status.code == 404:
+                raise InvalidRequest(
+                    f"no pod '{name}' in namespace '{self.namespace}'",
+                    details={"pod": name, "namespace": self.namespace},
+                    hint="kubectl get pods lists them.",
+                ) from exc
+            raise LaunchFailed(
+                f"the Kubernetes API refused to read pod {name}: {exc.status.message}",
+                details={"pod": name, "code": exc.status.code},
+            ) from exc
+        except Exception as exc:
+            raise KubernetesUnavailable(f"cannot reach the Kubernetes API: {exc}") from exc
+        data: dict[str, Any] = pod.to_dict()
+        return data
+
+    async def close(self) -> None:
+        self._closed.set()
+        with self._changed:
+            self._changed.notify_all()
+        for client in (self._watch_client, self._client):
+            if client is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.to_thread(client.close)

@@ -1,0 +1,146 @@
+"""MCP tools for seed 002's evidence: snapshots, post-mortem, capture points, evidence pages, pattern
+analysis; and the prompt that carries the seed's hypothesis -> test -> evaluate workflow."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from mcp.server.mcpserver.prompts.base import Prompt
+from mcp.server.mcpserver.tools import Tool
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from debugrelay.errors import InvalidRequest
+from debugrelay.models import CaptureRequest, SnapshotBounds
+from debugrelay.service import DebugService, policy
+
+from ._tools import SessionId, _describe, compact_schema, guarded, plain
+
+WORKFLOW = """\
+Investigate {problem} in the debugrelay session {session} like a seasoned debugger: hypothesis -> \
+test -> evaluate, cheapest evidence first.
+
+1. Collect: debug_analyze(take=2) takes two snapshots a second apart and names known patterns \
+(deadlock, starvation, busy loop, exception storm, stuck asyncio task, blocked event loop, leak) \
+with their evidence ids. For a crash, debug_snapshot(snapshot_id='post_mortem') or exception_autopsy.
+2. Hypothesis: state ONE cause that the evidence points at (a matched pattern is a strong hint, \
+not a proof).
+3. Test with 2-3 targeted calls: debug_evidence(id, grep=...) on a snapshot, a capture point \
+(debug_capture at the suspect line with the expressions that would confirm it, then \
+debug_capture(capture_id) for its rows), or debug_evaluate while paused.
+4. Evaluate: confirmed, rejected or inconclusive. Rejected -> a new hypothesis; inconclusive -> \
+more evidence, then test again. Go deeper only after a confirmation.
+5. Report the root cause with the evidence ids that show it, and challenge your own conclusion: \
+what would contradict it, and did you look? Prefer a fix the evidence supports over a guess.
+"""
+
+
+class EvidenceTools:
+    """The tools over one backend (the relay in process, or a relay's HTTP API)."""
+
+    def __init__(self, backend: DebugService) -> None:
+        self.backend = backend
+
+    async def _sid(self, session_id: str | None) -> str:
+        return await policy.session_or_latest(self.backend, session_id)
+
+    async def debug_snapshot(
+        self,
+        *,
+        snapshot_id: Annotated[
+            str | None, Field(description="Read this one whole; 'post_mortem': the crash's.")
+        ] = None,
+        session_id: SessionId = None,
+    ) -> dict[str, Any]:
+        """Snapshot the whole program, running (paused a moment) or paused: each thread's stack, locals, locks
+        held and awaited; asyncio tasks; process facts. Answers a summary and its id."""
+        sid = await self._sid(session_id)
+        if snapshot_id is not None:
+            return plain(await self.backend.snapshot(sid, snapshot_id))
+        return plain(await self.backend.take_snapshot(sid, SnapshotBounds()))
+
+    async def debug_analyze(
+        self,
+        *,
+        snapshot_ids: Annotated[list[str] | None, Field(description="Default: the last two.")] = None,
+        take: Annotated[int, Field(description="New snapshots to take first (2: leaks, busy loops).", ge=0, le=2)] = 0,
+        interval: Annotated[float, Field(description="Seconds between them.", ge=0, le=30)] = 1.0,
+        session_id: SessionId = None,
+    ) -> dict[str, Any]:
+        """Known patterns in snapshots, with evidence and next steps: crash, deadlock, starvation, busy loop,
+        exception storm, stuck task, blocked event loop, leak. A hang: take=1."""
+        sid = await self._sid(session_id)
+        return plain(await self.backend.analyze(sid, snapshot_ids, take=take, interval=interval))
+
+    async def debug_capture(
+        self,
+        *,
+        file: Annotated[str | None, Field(description="Absolute, or relative to the relay.")] = None,
+        line: Annotated[int | None, Field(description="1-based.", ge=1)] = None,
+        expressions: Annotated[list[str] | None, Field(description="Default ['locals'].")] = None,
+        condition: Annotated[str | None, Field(description="Record only then.")] = None,
+        hit_limit: Annotated[int, Field(description="Rows, then removed.", ge=1, le=10000)] = 100,
+        expires_in_seconds: Annotated[float, Field(description="Removed after.", gt=0, le=86400)] = 3600,
+        capture_id: Annotated[str | None, Field(description="Its rows instead (start, count).")] = None,
+        start: Annotated[int, Field(description="First row.", ge=0)] = 0,
+        count: Annotated[int, Field(description="Rows.", ge=1, le=1000)] = 100,
+        session_id: SessionId = None,
+    ) -> dict[str, Any]:
+        """Record expressions at FILE:LINE on each hit without pausing (a row per hit); capture_id reads the
+        rows as a table."""
+        sid = await self._sid(session_id)
+        if capture_id is not None:
+            return plain(await self.backend.capture_table(sid, capture_id, start, count))
+        if file is None or line is None:
+            raise InvalidRequest(
+                "a capture point needs file and line (or capture_id to read one)",
+                details={"file": file, "line": line},
+                hint="debug_capture(file='app.py', line=42, expressions=['x']), then debug_capture(capture_id=...).",
+            )
+        request = CaptureRequest(
+            file=policy.absolute(file),
+            line=line,
+            expressions=expressions or ["locals"],
+            condition=condition,
+            hit_limit=hit_limit,
+            expires_in_seconds=expires_in_seconds,
+        )
+        return plain(await self.backend.add_capture(sid, request))
+
+    async def debug_evidence(
+        self,
+        evidence_id: Annotated[str, Field(description="ev-... from a snapshot, table or analysis.")],
+        *,
+        offset: Annotated[int, Field(description="First line.", ge=0)] = 0,
+        limit: Annotated[int, Field(description="Lines.", ge=1, le=1000)] = 200,
+        grep: Annotated[str | None, Field(description="Regular expression.")] = None,
+    ) -> dict[str, Any]:
+        """Page (offset, limit) or search (grep) what the relay kept whole."""
+        return plain(await self.backend.evidence(evidence_id, offset=offset, limit=limit, grep=grep))
+
+    NAMES = ("debug_snapshot", "debug_analyze", "debug_capture", "debug_evidence")
+    READ_ONLY = frozenset({"debug_evidence"})
+
+    def tools(self) -> list[Tool]:
+        tools = []
+        for name in self.NAMES:
+            body = getattr(self, name)
+            tool = Tool.from_function(
+                guarded(body),
+                name=name,
+                description=_describe(body),
+                annotations=ToolAnnotations(read_only_hint=True) if name in self.READ_ONLY else None,
+                structured_output=False,
+            )
+            tool.parameters = compact_schema(tool.parameters)
+            tools.append(tool)
+        return tools
+
+
+def investigate(problem: str = "the problem", session_id: str = "(the most recent)") -> str:
+    """The hypothesis -> test -> evaluate workflow for a hang, a crash, a leak or a slow program."""
+    return WORKFLOW.format(problem=problem, session=session_id)
+
+
+def prompts() -> list[Prompt]:
+    return [Prompt.from_function(investigate, name="investigate", description=investigate.__doc__)]

@@ -1,0 +1,207 @@
+"""Redacting answers on their way out, and putting secrets back into what an agent sends in."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any, Literal
+
+import msgspec
+
+from ._rules import BUILTIN_RULES, PLACEHOLDER, Rule, secret_expression, secret_name, trivial
+from ._table import Placeholders
+
+MIN_CHARS = 6  # the shortest text any rule can match (an email such as a@b.io)
+
+# Fields of the relay's own answers that never carry program data: ids, cursors, clocks, enums.
+_OWN_FIELDS = frozenset(
+    {"session_id", "breakpoint_id", "watch_id", "cursor", "timestamp", "status", "kind", "type", "state", "mode"}
+    | {"reason", "store", "placeholder", "rule", "where", "at", "created_at", "dap_id", "id"}
+)
+_QUOTED = re.compile(r"([bBuUrRfF]{0,2})(['\"])(.*)\2", re.S)
+_NAME_FIELDS = ("value", "result", "children", "items")
+_QUOTED_IN_TEXT = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
+
+SubstituteMode = Literal["expression", "text", "log_message"]
+
+
+class Redactor:
+    """Finds secrets with its rules; ``walk`` redacts every string of an answer against a session's table."""
+
+    def __init__(self, rules: Iterable[Rule] = BUILTIN_RULES) -> None:
+        self.rules = tuple(rules)
+
+    # -- text ------------------------------------------------------------------------------------------
+
+    def text(self, s: str, table: Placeholders, where: str) -> str:
+        """``s`` with every secret in it replaced by its placeholder."""
+        if len(s) < MIN_CHARS:
+            return s
+        s = table.hide_known(s)
+        lowered = s.lower()
+        for rule in self.rules:
+            if rule.applies(s, lowered):
+                s = self._apply(rule, s, table, where)
+        return s
+
+    def _apply(self, rule: Rule, s: str, table: Placeholders, where: str) -> str:
+        parts: list[str] = []
+        pos = 0
+        for start, end in rule.spans(s):
+            secret = s[start:end]
+            if not secret or start < pos or PLACEHOLDER.search(secret):
+                continue
+            if rule.valid is not None and not rule.valid(secret, s, start):
+                continue
+            parts += (s[pos:start], table.placeholder(secret, rule.name, rule.prefix, where))
+            pos = end
+        return "".join(parts) + s[pos:] if parts else s
+
+    def named(self, value: str, table: Placeholders, where: str) -> str:
+        """The value of something whose name says secret: the whole value (inside its quotes) is hidden;
+        a container's repr is searched like any text (its children carry the name on)."""
+        v = value.strip()
+        if trivial(v) or (v.lstrip("-").isdigit() and len(v) < 4) or PLACEHOLDER.fullmatch(v):
+            return value
+        quoted = _QUOTED.fullmatch(v)
+        if quoted is None and v[:1] in ("'", '"'):  # a repr cut short: its closing quote is gone
+            quoted = re.fullmatch(r"([bBuUrRfF]{0,2})(['\"])(.*)()", v, re.S)
+        if quoted is not None:
+            inner = quoted.group(3)
+            if trivial(inner) or PLACEHOLDER.fullmatch(inner):
+                return value
+            close = quoted.group(2) if v.endswith(quoted.group(2)) and len(v) > 1 else ""
+            return (
+                f"{quoted.group(1)}{quoted.group(2)}{table.placeholder(inner, 'secret_name', 'SECRET', where)}{close}"
+            )
+        if " " in v or v[:1] in "<{[(":
+            return self.text(value, table, where)
+        return table.placeholder(v, "secret_name", "SECRET", where)
+
+    def quoted(self, text: str, table: Placeholders, where: str) -> str:
+        """``text`` (an error about a secret-named value) with every quoted string in it hidden whole."""
+        return _QUOTED_IN_TEXT.sub(lambda m: self.named(m.group(0), table, where), self.text(text, table, where))
+
+    # -- answers ---------------------------------------------------------------------------------------
+
+    def walk(self, obj: Any, table: Placeholders, where: str, *, secret: bool = False) -> Any:
+        """``obj`` (Structs, dicts, lists, strings) with every string redacted; a new object where
+        anything changed, the same one where nothing did (answers may share parts with session state)."""
+        if isinstance(obj, str):
+            return self.named(obj, table, where) if secret else self.text(obj, table, where)
+        if isinstance(obj, msgspec.Struct):
+            return self._struct(obj, table, where, secret)
+        if isinstance(obj, dict):
+            return self._dict(obj, table, where, secret)
+        if isinstance(obj, list | tuple):
+            items = [self.walk(x, table, where, secret=secret) for x in obj]
+            if any(a is not b for a, b in zip(items, obj, strict=True)):
+                return type(obj)(items)
+        return obj
+
+    def _named_here(self, name: Any, expression: Any, secret: bool) -> bool:
+        if secret:
+            return True
+        if isinstance(name, str):
+            return secret_name(name)
+        return isinstance(expression, str) and secret_expression(expression)
+
+    def _struct(self, obj: msgspec.Struct, table: Placeholders, where: str, secret: bool) -> Any:
+        fields = obj.__struct_fields__
+        named = self._named_here(
+            getattr(obj, "name", None) if "value" in fields or "children" in fields else None,
+            getattr(obj, "expression", None),
+            secret,
+        )
+        changes: dict[str, Any] = {}
+        for field in fields:
+            if field in _OWN_FIELDS:
+                continue
+            value = getattr(obj, field)
+            if value is None or isinstance(value, bool | int | float):
+                continue
+            new = self.walk(value, table, where, secret=(named if field in _NAME_FIELDS else secret))
+            if new is not value:
+                changes[field] = new
+        return msgspec.structs.replace(obj, **changes) if changes else obj
+
+    def _dict(self, obj: dict[Any, Any], table: Placeholders, where: str, secret: bool) -> Any:
+        named = (
+            self._named_here(obj.get("name"), obj.get("expression"), secret)
+            if "name" in obj or "expression" in obj
+            else secret
+        )
+        out: dict[Any, Any] = {}
+        changed = False
+        for key, value in obj.items():
+            if key in _OWN_FIELDS or value is None or isinstance(value, bool | int | float):
+                out[key] = value
+                continue
+            inner = named if key in _NAME_FIELDS else secret or (isinstance(key, str) and secret_name(key))
+            new = self.walk(value, table, where, secret=inner)
+            changed = changed or new is not value
+            out[key] = new
+        return out if changed else obj
+
+    # -- inputs ----------------------------------------------------------------------------------------
+
+    def substitute(self, text: str, table: Placeholders, mode: SubstituteMode = "expression") -> str:
+        """``text`` with this session's placeholders put back: as the text inside a string literal (or
+        in plain text), as a string literal where an expression has a bare placeholder."""
+        if "[" not in text or not table.by_placeholder:
+            return text
+        raw = _raw_spans(text, mode)
+
+        def put_back(m: re.Match[str]) -> str:
+            entry = table.by_placeholder.get(m.group(0))
+            if entry is None:
+                return m.group(0)
+            if any(a <= m.start() and m.end() <= b for a, b in raw):
+                return entry.value
+            quote = '"' if "'" in entry.value and '"' not in entry.value else "'"
+            return f"{quote}{entry.value}{quote}"
+
+        return PLACEHOLDER.sub(put_back, text)
+
+
+def _raw_spans(text: str, mode: SubstituteMode) -> list[tuple[int, int]]:
+    """Where a placeholder stands for text rather than a value: inside string literals of an
+    expression, everywhere in plain text, outside the ``{expressions}`` of a logpoint message."""
+    if mode == "text":
+        return [(0, len(text))]
+    if mode == "expression":
+        return _string_spans(text, 0, len(text))
+    spans: list[tuple[int, int]] = []
+    depth, start = 0, 0
+    for i, ch in enumerate(text):
+        if ch == "{":
+            if depth == 0:
+                spans.append((start, i))
+                start = i + 1
+            depth += 1
+        elif ch == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                spans += _string_spans(text, start, i)
+                start = i + 1
+    spans.append((start, len(text)) if depth == 0 else (len(text), len(text)))
+    return spans
+
+
+def _string_spans(expr: str, i: int, n: int) -> list[tuple[int, int]]:
+    """The insides of the string literals of a Python expression between ``i`` and ``n``."""
+    spans: list[tuple[int, int]] = []
+    while i < n:
+        ch = expr[i]
+        if ch in "'\"":
+            quote = expr[i : i + 3] if expr[i : i + 3] in ("'''", '"""') else ch
+            j = i + len(quote)
+            while j < n and not expr.startswith(quote, j):
+                j += 2 if expr[j] == "\\" else 1
+            spans.append((i + len(quote), min(j, n)))
+            i = j + len(quote)
+        elif ch == "#":
+            break
+        else:
+            i += 1
+    return spans

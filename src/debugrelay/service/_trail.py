@@ -1,0 +1,225 @@
+"""The agent's trail: the last calls made on each session, for a person watching (``/ui``).
+
+An adapter names the call it is serving (``POST /sessions/…/step``, ``tool debug_step_over``) with
+:func:`calling`; the first session operation that call runs is recorded with its main arguments and a
+one-line result, after redaction (the recorder wraps the redacting service). Calls nobody named (the
+view's own reads, in-process use) are not recorded. Bounded: :data:`TRAIL_LENGTH` calls per session,
+kept in this relay's memory only.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import contextvars
+import functools
+import inspect
+import time
+import weakref
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import msgspec
+
+from debugrelay.errors import RelayError
+from debugrelay.models import (
+    BreakpointList,
+    ChildrenPage,
+    Deleted,
+    EvaluateResult,
+    OutputPage,
+    ScopedVariables,
+    SourceText,
+    StackTrace,
+    Status,
+    VariablesPage,
+    WatchValue,
+)
+from debugrelay.sessions import SessionManager
+
+from ._redaction import seam_for
+
+TRAIL_LENGTH = 30
+CLIP = 80  # characters of an argument or a result; longer ones end in '…'
+
+
+class TrailEntry(msgspec.Struct, kw_only=True):
+    at: float
+    call: str  # what the agent sent: HTTP method and path, or the MCP tool
+    operation: str
+    detail: str = ""  # the operation's main arguments
+    result: str = ""
+    ok: bool = True
+
+
+@dataclass
+class _Call:
+    label: str
+    recorded: bool = False
+
+
+_CALL: contextvars.ContextVar[_Call | None] = contextvars.ContextVar("debugrelay_trail_call", default=None)
+
+
+@contextlib.contextmanager
+def calling(label: str) -> Iterator[None]:
+    """Record the session operation run inside as one call named ``label``."""
+    token = _CALL.set(_Call(label))
+    try:
+        yield
+    finally:
+        _CALL.reset(token)
+
+
+class Trail:
+    """The last calls of each session of one relay."""
+
+    def __init__(self, manager: SessionManager) -> None:
+        self.manager = manager
+        self.calls: dict[str, collections.deque[TrailEntry]] = {}
+
+    def add(self, session_id: str, entry: TrailEntry) -> None:
+        self.calls.setdefault(session_id, collections.deque(maxlen=TRAIL_LENGTH)).append(entry)
+        if len(self.calls) > 2 * len(self.manager.sessions) + 16:
+            for gone in [s for s in self.calls if s not in self.manager.sessions]:
+                del self.calls[gone]
+        self.manager.feed.bump(session_id)
+
+    def entries(self, session_id: str) -> list[TrailEntry]:
+        """Oldest first."""
+        return list(self.calls.get(session_id, ()))
+
+
+_trails: weakref.WeakKeyDictionary[SessionManager, Trail] = weakref.WeakKeyDictionary()
+
+
+def trail_for(manager: SessionManager) -> Trail:
+    found = _trails.get(manager)
+    if found is None:
+        found = _trails.setdefault(manager, Trail(manager))
+    return found
+
+
+def clip(text: str, limit: int = CLIP) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _where(status: Status) -> str:
+    loc = status.location
+    if loc is None or loc.file is None:
+        return ""
+    return f" at {loc.file.rsplit('/', 1)[-1]}:{loc.line}"
+
+
+def summary(answer: Any) -> str:
+    """One line a person reads at a glance."""
+    if isinstance(answer, Status):
+        if answer.timed_out:
+            return answer.message or "still running"
+        text = answer.status + _where(answer)
+        if answer.status == "paused" and answer.reason:
+            text += f" ({answer.reason})"
+        if answer.status == "terminated" and isinstance(answer.exit_code, int):
+            text += f" (exit {answer.exit_code})"
+        return text
+    if isinstance(answer, EvaluateResult):
+        return "= " + answer.result
+    if isinstance(answer, WatchValue):
+        return "= " + (answer.result if answer.result is not None else answer.error or "unavailable")
+    if isinstance(answer, VariablesPage | ScopedVariables):
+        return f"{answer.total} variables"
+    if isinstance(answer, ChildrenPage):
+        return f"{answer.total} items"
+    if isinstance(answer, StackTrace):
+        return f"{answer.total_frames} frames"
+    if isinstance(answer, OutputPage):
+        return f"{len(answer.outputs)} output lines"
+    if isinstance(answer, BreakpointList):
+        return f"{len(answer.breakpoints)} breakpoints"
+    if isinstance(answer, SourceText):
+        return f"lines {answer.start}-{answer.end}"
+    if isinstance(answer, Deleted):
+        return "deleted"
+    if isinstance(answer, list):
+        return f"{len(answer)} set"
+    return "ok"
+
+
+def _detail(arguments: dict[str, Any]) -> str:
+    parts = []
+    for name in ("command", "expression", "object_ref", "path", "line", "name", "value", "text", "reference"):
+        value = arguments.get(name)
+        if value is not None and value != "":
+            parts.append(f"{value}" if name in ("command", "expression", "object_ref") else f"{name}={value}")
+    requests = arguments.get("requests")
+    if isinstance(requests, list):
+        parts.extend(_breakpoint(r) for r in requests)
+    return " ".join(parts)
+
+
+def _breakpoint(request: Any) -> str:
+    source = getattr(request, "source", None)
+    path = getattr(request, "file", None) or getattr(request, "path", None) or getattr(source, "path", None)
+    if path:
+        where = f"{str(path).rsplit('/', 1)[-1]}:{getattr(request, 'line', '')}"
+    else:
+        where = str(getattr(request, "function", None) or "?")
+    condition = getattr(request, "condition", None)
+    return f"{where} if {condition}" if condition else where
+
+
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+C = TypeVar("C", bound=type)
+
+
+def _wrap(name: str, fn: F) -> F:
+    signature = inspect.signature(fn)
+    takes_session = "session_id" in signature.parameters
+
+    @functools.wraps(fn)
+    async def recorded(self: Any, *args: Any, **kwargs: Any) -> Any:
+        call = _CALL.get()
+        if call is None or call.recorded or not (takes_session or name == "create_session"):
+            return await fn(self, *args, **kwargs)
+        call.recorded = True
+        arguments = signature.bind(self, *args, **kwargs).arguments
+        session_id = arguments.get("session_id")
+        entry = TrailEntry(at=time.time(), call=call.label, operation=name, detail=_detail(arguments))
+        try:
+            answer = await fn(self, *args, **kwargs)
+        except RelayError as exc:  # already redacted by the service
+            entry.ok, entry.result = False, f"{exc.code}: {exc.message}"
+            if isinstance(session_id, str):
+                await _record(self.manager, session_id, entry)
+            raise
+        entry.result = summary(answer)
+        if name == "create_session":
+            session_id = getattr(answer, "session_id", None)
+        if isinstance(session_id, str):
+            await _record(self.manager, session_id, entry)
+        return answer
+
+    return recorded  # type: ignore[return-value]
+
+
+async def _record(manager: SessionManager, session_id: str, entry: TrailEntry) -> None:
+    seam = seam_for(manager)
+    if seam.redactor is not None and session_id in manager.sessions:
+        # what the agent sent may hold a literal secret: shown to people, it is redacted like an answer
+        table = await seam.table(session_id)
+        entry.detail = seam.redactor.text(entry.detail, table, "trail")
+        with contextlib.suppress(RelayError):
+            await seam.persist(session_id, table)
+    entry.detail, entry.result = clip(entry.detail), clip(entry.result)
+    trail_for(manager).add(session_id, entry)
+
+
+def recording(cls: C) -> C:
+    """Every public ``async def`` of ``cls`` taking a session is recorded in its trail when named."""
+    for name, member in list(vars(cls).items()):
+        if name.startswith("_") or name == "close" or not inspect.iscoroutinefunction(member):
+            continue
+        setattr(cls, name, _wrap(name, member))
+    return cls

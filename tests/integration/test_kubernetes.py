@@ -1,0 +1,278 @@
+"""The kubernetes launcher against a FAKE Kubernetes API server (tests/integration/fake_kubernetes.py).
+
+No cluster can run on this project's machines. The fake checks every request the relay makes and
+plays each pod's life; the pod's processes are real: the init container really copies debugpy and
+the hooks, the keeper and debugpy really run, so every session here is a real debug session.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+
+from tests.conftest import TARGETS, Relay, Sessions, error_of, free_port, line_of, ok, output_text, until
+from tests.integration.fake_kubernetes import FakeKubernetes
+from tests.unit.test_deploy import KUBERNETES_VERSION
+
+pytestmark = pytest.mark.integration
+
+NAMESPACE = "debug"
+INSTANCE = "relay-k8s-test"
+STORE_LABEL = f"memory-{INSTANCE}"  # the relay's in-memory store, as a label value
+IMAGE = "example/app:1.2"
+
+
+@pytest.fixture
+def fake_kubernetes(tmp_path: Path) -> Iterator[FakeKubernetes]:
+    fake = FakeKubernetes(tmp_path, NAMESPACE)
+    yield fake
+    fake.stop()
+
+
+def start_relay(tmp: Path, fake: FakeKubernetes, **extra: str) -> Relay:
+    return Relay(
+        tmp,
+        env={
+            "KUBECONFIG": str(fake.kubeconfig),
+            "DEBUGRELAY_LAUNCHERS": "kubernetes",
+            "DEBUGRELAY_KUBERNETES_NAMESPACE": NAMESPACE,
+            "DEBUGRELAY_KUBERNETES_PORT": str(free_port()),
+            "DEBUGRELAY_KUBERNETES_BOOT_IMAGE": "debugrelay/relay:test",
+            "DEBUGRELAY_INSTANCE_ID": INSTANCE,
+            "DEBUGRELAY_ALLOWED_IMAGES": "example/app:*",
+            **extra,
+        },
+    )
+
+
+@pytest.fixture
+def k8s_relay(tmp_path: Path, fake_kubernetes: FakeKubernetes) -> Iterator[Relay]:
+    relay = start_relay(tmp_path, fake_kubernetes)
+    yield relay
+    relay.stop()
+
+
+@pytest.fixture
+def image_app(tmp_path: Path) -> Path:
+    """The app as built into the image: the user's checkout (tests/targets) copied to another path."""
+    app = tmp_path / "image" / "app"
+    app.mkdir(parents=True)
+    shutil.copy(TARGETS / "basic.py", app / "basic.py")
+    return app
+
+
+def target_pods(fake: FakeKubernetes) -> list[str]:
+    return [name for name, pod in fake.pods.items() if pod.obj["metadata"]["labels"].get("debugrelay.managed")]
+
+
+def test_a_launch_runs_in_a_restricted_pod_and_debugs_through_path_mappings(
+    k8s_relay: Relay, fake_kubernetes: FakeKubernetes, image_app: Path
+) -> None:
+    api, sessions = k8s_relay.http, Sessions(k8s_relay.http)
+    checkout = str(TARGETS)
+    basic = str(TARGETS / "basic.py")
+    sid = sessions.create()
+    bp = sessions.bp(sid, basic, line_of(basic, "loop-body"))
+    launched = ok(
+        api.post(
+            f"/sessions/{sid}/launch",
+            json={
+                "script": basic,
+                "args": ["--in-pod"],
+                "env": {"GREETING": "hi from the pod"},
+                "image": IMAGE,
+                "limits": {"memory": "256m", "cpus": 0.5},
+                "path_mappings": [{"local_root": checkout, "remote_root": str(image_app)}],
+            },
+        )
+    )
+    assert launched["status"] in ("running", "paused")
+
+    # the pod as the relay asked for it
+    (pod,) = fake_kubernetes.created
+    kubernetes_validate.validate(pod, KUBERNETES_VERSION, strict=True)
+    spec = pod["spec"]
+    labels = pod["metadata"]["labels"]
+    assert labels["debugrelay.session"] == sid and labels["debugrelay.store"] == STORE_LABEL
+    assert labels["app.kubernetes.io/component"] == "target" and labels["debugrelay.managed"] == "true"
+    assert pod["metadata"]["annotations"]["debugrelay.instance"] == INSTANCE
+    assert spec["restartPolicy"] == "Never" and spec["automountServiceAccountToken"] is False
+    assert spec["securityContext"]["runAsNonRoot"] is True and spec["securityContext"]["runAsUser"] == 10001
+    assert spec["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    (init,) = spec["initContainers"]
+    (target,) = spec["containers"]
+    assert init["image"] == "debugrelay/relay:test" and target["image"] == IMAGE
+    assert {m["mountPath"] for m in init["volumeMounts"]} == {"/opt/debugrelay"}
+    assert {"name": "debugrelay-boot", "mountPath": "/opt/debugrelay", "readOnly": True} in target["volumeMounts"]
+    for container in (init, target):
+        assert container["securityContext"]["allowPrivilegeEscalation"] is False
+        assert container["securityContext"]["readOnlyRootFilesystem"] is True
+        assert container["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+        assert set(container["resources"]["limits"]) == {"cpu", "memory"}
+    assert target["resources"]["limits"] == {"memory": str(256 * 1024**2), "cpu": "500m"}
+    assert target["resources"]["requests"] == target["resources"]["limits"]
+    assert target["command"][1:3] == ["-Xfrozen_modules=off", "/opt/debugrelay/_debugrelay_keeper.py"]
+    assert f"{image_app}/basic.py" in target["command"]  # the image's path, not the checkout's
+    assert target["workingDir"] == str(image_app)
+    env = {e["name"]: e["value"] for e in target["env"]}
+    assert env["PYTHONPATH"].split(":")[0] == "/opt/debugrelay"
+    assert env["GREETING"] == "hi from the pod" and len(env["DEBUGRELAY_KEEPER_SECRET"]) == 64
+    assert all(path.startswith("/api/v1/namespaces/debug/") for _, path, _ in fake_kubernetes.requests)
+
+    # the session itself: a stop in the user's file, through the keeper in the pod
+    stop = sessions.wait(sid)
+    assert stop["status"] == "paused" and stop["reason"] == "breakpoint"
+    assert stop["location"]["file"] == basic and stop["location"]["line"] == line_of(basic, "loop-body")
+    frames = ok(api.get(f"/sessions/{sid}/stacktrace"))["frames"]
+    assert frames[0]["file"] == basic
+    assert ok(api.post(f"/sessions/{sid}/evaluate", json={"expression": "value * 2"}))["result"] == "6"
+    ok(api.delete(f"/sessions/{sid}/breakpoints/{bp['breakpoint_id']}"))
+    ok(api.post(f"/sessions/{sid}/continue"))
+    final = sessions.wait(sid)
+    assert final["status"] == "terminated" and final["exit_code"] == 0
+    assert "hi from the pod" in output_text(api, sid)
+    assert "['--in-pod']" in output_text(api, sid)
+    ok(api.delete(f"/sessions/{sid}"))
+    until(lambda: not target_pods(fake_kubernetes), "the session's pod to be deleted")
+    assert any(m == "DELETE" for m, _, _ in fake_kubernetes.requests)
+
+
+def test_deleting_a_running_session_deletes_its_pod(
+    k8s_relay: Relay, fake_kubernetes: FakeKubernetes, image_app: Path
+) -> None:
+    api, sessions = k8s_relay.http, Sessions(k8s_relay.http)
+    basic = str(TARGETS / "basic.py")
+    sid = sessions.create()
+    ok(
+        api.post(
+            f"/sessions/{sid}/launch",
+            json={
+                "script": basic,
+                "stop_on_entry": True,
+                "path_mappings": [{"local_root": str(TARGETS), "remote_root": str(image_app)}],
+            },
+        )
+    )
+    assert sessions.wait(sid)["status"] == "paused"
+    (name,) = target_pods(fake_kubernetes)
+    process = fake_kubernetes.pods[name].proc
+    assert process is not None and process.poll() is None
+    ok(api.delete(f"/sessions/{sid}"))
+    until(lambda: not target_pods(fake_kubernetes), "the pod to be deleted")
+    assert process.poll() is not None
+
+
+@pytest.mark.parametrize(
+    ("launch", "status", "code"),
+    [
+        ({"mounts": {"/tmp": "/data"}}, 400, "invalid_request"),
+        ({"stdin_inputs": ["42"]}, 400, "invalid_request"),
+        ({"limits": {"pids": 10}}, 400, "invalid_request"),
+        ({"limits": {"memory": "64g"}}, 403, "refused"),
+        ({"image": "evil/miner:latest"}, 403, "refused"),
+        ({"root": True}, 403, "refused"),
+        ({"path_mappings": [{"local_root": "relative", "remote_root": "/app"}]}, 400, "invalid_request"),
+    ],
+)
+def test_a_launch_the_policy_refuses_creates_no_pod(
+    k8s_relay: Relay, fake_kubernetes: FakeKubernetes, launch: dict[str, Any], status: int, code: str
+) -> None:
+    sid = Sessions(k8s_relay.http).create()
+    response = k8s_relay.http.post(f"/sessions/{sid}/launch", json={"script": str(TARGETS / "basic.py"), **launch})
+    error_of(response, status, code)
+    assert fake_kubernetes.created == []
+    assert ok(k8s_relay.http.get(f"/sessions/{sid}"))["status"] == "created"
+
+
+def test_a_pod_that_cannot_start_fails_the_launch_with_the_reason(
+    k8s_relay: Relay, fake_kubernetes: FakeKubernetes
+) -> None:
+    """An image the cluster cannot pull: the fake's kubelet is told so, the launch says it and deletes the pod."""
+    original = fake_kubernetes.add_pod
+
+    def unpullable(manifest: dict[str, Any], *, play: bool = True) -> Any:
+        pod = original(manifest, play=False)
+        name = manifest["metadata"]["name"]
+        waiting = {"waiting": {"reason": "ImagePullBackOff", "message": 'Back-off pulling image "example/app:9"'}}
+        status = {"name": "target", "image": "example/app:9", "imageID": "", "ready": False, "restartCount": 0}
+        fake_kubernetes.set_status(name, {"phase": "Pending", "containerStatuses": [{**status, "state": waiting}]})
+        return pod
+
+    fake_kubernetes.add_pod = unpullable  # type: ignore[method-assign]
+    sid = Sessions(k8s_relay.http).create()
+    response = k8s_relay.http.post(f"/sessions/{sid}/launch", json={"script": "/app/main.py", "image": "example/app:9"})
+    err = error_of(response, 400, "launch_failed")
+    assert "ImagePullBackOff" in err["message"] and "registry" in err["hint"]
+    until(lambda: not target_pods(fake_kubernetes), "the failed pod to be deleted")
+
+
+def test_a_starting_relay_deletes_the_pods_of_sessions_that_are_gone(
+    tmp_path: Path, fake_kubernetes: FakeKubernetes
+) -> None:
+    def pod(name: str, store: str) -> dict[str, Any]:
+        labels = {"debugrelay.managed": "true", "debugrelay.store": store, "debugrelay.session": "sess_000000000000"}
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "labels": labels},
+            "spec": {"containers": []},
+        }
+
+    fake_kubernetes.add_pod(pod("orphan", STORE_LABEL), play=False)
+    fake_kubernetes.add_pod(pod("another-stores", "redis-0123456789abcdef01234567"), play=False)
+    relay = start_relay(tmp_path, fake_kubernetes)
+    try:
+        until(lambda: "orphan" not in fake_kubernetes.pods, "the orphaned pod to be deleted")
+        assert "another-stores" in fake_kubernetes.pods
+    finally:
+        relay.stop()
+
+
+def test_attach_to_a_pod_that_runs_debugpy(k8s_relay: Relay, fake_kubernetes: FakeKubernetes) -> None:
+    """A workload someone else deployed, debugpy listening in it: attach by the pod's name."""
+    port = free_port()
+    loop = str(TARGETS / "loop.py")
+    workload = subprocess.Popen(
+        [sys.executable, "-m", "debugpy", "--listen", f"127.0.0.1:{port}", loop],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        manifest = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "shop-7d9f", "labels": {"app": "shop"}}}
+        fake_kubernetes.add_pod({**manifest, "spec": {"containers": []}}, play=False)
+        fake_kubernetes.set_status("shop-7d9f", {"phase": "Running", "podIP": "127.0.0.1"})
+        api, sessions = k8s_relay.http, Sessions(k8s_relay.http)
+        created = ok(api.post("/sessions", json={"mode": "attach", "pod": "shop-7d9f", "port": port}), 201)
+        sid = created["session_id"]
+        sessions.created.append(sid)
+        until(lambda: ok(api.get(f"/sessions/{sid}"))["status"] in ("running", "paused"), "the attach")
+        sessions.bp(sid, loop, line_of(loop, "forever"))
+        stop = sessions.wait(sid)
+        assert stop["status"] == "paused" and stop["location"]["line"] == line_of(loop, "forever")
+        ok(api.delete(f"/sessions/{sid}"))
+        assert "shop-7d9f" in fake_kubernetes.pods  # someone else's workload: never deleted
+        error_of(api.post("/sessions", json={"mode": "attach", "pod": "nope", "port": port}), 400, "invalid_request")
+        error_of(api.post("/sessions", json={"mode": "attach", "pod": "Bad_Name", "port": port}), 400)
+        other = api.post("/sessions", json={"mode": "attach", "pod": "x", "namespace": "kube-system", "port": port})
+        assert error_of(other, 403, "refused")["details"]["namespace"] == "kube-system"
+    finally:
+        workload.kill()
+        workload.wait()
+
+
+def test_the_kubernetes_launcher_is_offered_only_when_configured(relay: Relay) -> None:
+    sid = Sessions(relay.http).create()
+    response = relay.http.post(
+        f"/sessions/{sid}/launch", json={"script": str(TARGETS / "basic.py"), "launcher": "kubernetes"}
+    )
+    err = error_of(response, 403, "refused")
+    assert err["details"]["setting"] == "DEBUGRELAY_LAUNCHERS" and "kubernetes" not in err["details"]["available"]
+    attach = relay.http.post("/sessions", json={"mode": "attach", "pod": "shop-7d9f", "port": 5678})
+    assert error_of(attach, 403, "refused")["details"]["launcher"] == "kubernetes"

@@ -1,0 +1,29 @@
+"""Nested values: small ones to be shown whole, deep and long ones cut, one that holds itself, objects."""
+
+
+class Cat:
+    def __init__(self, name):
+        self.name = name
+        self.hunger = 3
+        self.owner = {"name": "Ann"}
+
+    def feed(self):
+        self.hunger -= 1  # in-method
+
+
+class Wide:
+    def __init__(self):
+        for i in range(9):
+            setattr(self, f"a{i}", i)
+
+
+cfg = {"db": {"host": "h", "port": 5432}}
+deep = {"a": {"b": {"c": {"d": {"e": 1}}}}}
+loop = [1]
+loop.append(loop)
+big = list(range(100))
+pair = (7,)
+wide = Wide()
+cat = Cat("Tom")
+cat.feed()
+done = True  # values-here
