@@ -208,6 +208,8 @@ def test_target_that_died_while_no_relay_ran_is_terminated_with_its_log(cluster:
     sid = ticking(first.http)
     ok(first.http.post(f"/sessions/{sid}/continue"))
     pid = target_pid(first.http, sid)
+    # the program has printed before it dies: its log has something to show
+    poll(lambda: any("tick 1" in e["text"] for e in all_output(first.http, sid)))
     first.proc.kill()
     first.proc.wait(10)
     kill_tree(pid)

@@ -13,10 +13,10 @@ holds itself keeps Python's mark. The variable keeps its reference, so the relay
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
 import sys
 from typing import Any
+
+from _debugrelay_patch import when_imported
 
 TARGET = "_pydevd_bundle.pydevd_safe_repr"
 LEVELS = (60, 20, 10, 10)  # items shown per nesting level (debugpy: 60, 20)
@@ -167,33 +167,6 @@ def patch(module: Any) -> None:
     cls._debugrelay = True
 
 
-class _Finder(importlib.abc.MetaPathFinder):
-    """Patches debugpy's SafeRepr right after it is imported (debugpy is imported after this hook runs)."""
-
-    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        if fullname != TARGET:
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
-        if spec is None or spec.loader is None:
-            return None
-        loader = spec.loader
-        execute = loader.exec_module
-
-        def exec_module(module: Any) -> None:
-            execute(module)
-            try:
-                patch(module)
-            except Exception as exc:  # values are then shown as debugpy shows them
-                print(f"debugrelay: values keep debugpy's marks: {exc!r}", file=sys.stderr)
-
-        loader.exec_module = exec_module  # type: ignore[method-assign]
-        return spec
-
-
 def install() -> None:
     """Patch SafeRepr now if debugpy is loaded, else when it is."""
-    module = sys.modules.get(TARGET)
-    if module is not None:
-        patch(module)
-    elif not any(isinstance(f, _Finder) for f in sys.meta_path):
-        sys.meta_path.insert(0, _Finder())
+    when_imported(TARGET, patch, "values keep debugpy's marks")

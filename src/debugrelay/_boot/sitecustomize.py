@@ -4,7 +4,8 @@ Sets TCP_NODELAY on every TCP socket the debuggee and its debugpy adapter open: 
 answers each DAP request in ~44 ms because of Nagle/delayed-ACK stalls, ~1.5 ms with this.
 Then runs any other ``sitecustomize`` further down the path, so a target's own one still works.
 Prints the program's own tracebacks and pauses at a RecursionError that overflowed the debugger's
-tracer (``_debugrelay_uncaught``); values keep no marks that read as Python (``_debugrelay_repr``).
+tracer (``_debugrelay_uncaught``); values keep no marks that read as Python (``_debugrelay_repr``);
+each variable carries what the relay would otherwise ask a second time (``_debugrelay_vars``).
 In a test run (``DEBUGRELAY_TEST_STOPS``), hooks pytest and
 unittest so a failing test pauses.
 """
@@ -83,9 +84,11 @@ _chain()
 try:
     import _debugrelay_repr
     import _debugrelay_uncaught
+    import _debugrelay_vars
 
     _debugrelay_uncaught.install()
     _debugrelay_repr.install()
+    _debugrelay_vars.install()
 except Exception as _exc:  # a hook never keeps the program from running
     print(f"debugrelay: uncaught-exception hook not installed: {_exc!r}", file=_sys.stderr)
 

@@ -16,6 +16,7 @@ from debugrelay.errors import InvalidRequest, NoException, RelayError
 
 from ._frames import SourceCache, frame_view, is_chained
 from ._probe import ProbeUnavailable, call_probe, dap
+from ._render import JUDGED
 from ._variables import (
     argument_names,
     children,
@@ -184,7 +185,7 @@ async def _frame_bundle(session: Session, fid: int) -> dict[str, Any]:
     expandable = [v for v in [*arguments, *shown] if v.get("type") != "module"]
     await gather_limited(
         [
-            mark_failed_reprs(session, fid, [*arguments, *shown]),
+            *([] if listing.get(JUDGED) else [mark_failed_reprs(session, fid, [*arguments, *shown])]),
             *(expand_one_level(session, v, CHILDREN_PER_VAR) for v in expandable),
         ],
         limit=8,

@@ -60,7 +60,7 @@ async def _read_top(session: Session, frames: list[StackFrame]) -> Read | None:
         return int(info["id"]) if isinstance(info, dict) and "id" in info else None
 
     async def locals_values() -> Values:
-        scopes = await dap(session, "scopes", {"frameId": fid}, SNAPSHOT_TIMEOUT)
+        scopes = await dap(session, "scopes", {"frameId": fid}, SNAPSHOT_TIMEOUT, stable=True)
         named = {s.get("name"): s.get("variablesReference") for s in scopes.get("scopes", [])}
         ref = named.get("Locals") or 0
         if not ref:

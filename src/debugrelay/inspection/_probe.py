@@ -19,17 +19,20 @@ class ProbeUnavailable(Exception):
     """The helper could not answer: not on the target's path (attach mode), timed out or failed."""
 
 
-async def call_probe(session: Session, frame_id: int, call: str, seconds: float = READ_TIMEOUT) -> Any:
-    """Evaluate ``_debugrelay_probe.<call>`` in DAP frame ``frame_id`` and decode its JSON answer."""
+async def call_probe(
+    session: Session, frame_id: int, call: str, seconds: float = READ_TIMEOUT, *, stable: bool = False
+) -> Any:
+    """Evaluate ``_debugrelay_probe.<call>`` in DAP frame ``frame_id`` and decode its JSON answer;
+    ``stable``: what no evaluation can change (a frame's parameters) is asked once per stop."""
     client = session.client
     if client is None or not session.probe_available:
         raise ProbeUnavailable("the relay's helper module is not available in this target")
+    args = {"expression": f"{PROBE}.{call}", "frameId": frame_id, "context": "clipboard"}
     try:
-        body = await client.request(
-            "evaluate",
-            {"expression": f"{PROBE}.{call}", "frameId": frame_id, "context": "clipboard"},
-            timeout=seconds,
-        )
+        if stable:
+            body = await session.read("evaluate", args, seconds, stable=True)
+        else:
+            body = await client.request("evaluate", args, timeout=seconds)
     except DebugpyTimeout as exc:
         raise ProbeUnavailable(f"reading the target timed out after {seconds:g}s") from exc
     except (DebugpyError, TargetGone) as exc:
@@ -53,11 +56,14 @@ def unquote(result: str) -> str:
     return result
 
 
-async def dap(session: Session, command: str, args: dict[str, Any], seconds: float = READ_TIMEOUT) -> Any:
-    """One read-only DAP request on the session's connection with a read timeout (asked once per stop)."""
+async def dap(
+    session: Session, command: str, args: dict[str, Any], seconds: float = READ_TIMEOUT, *, stable: bool = False
+) -> Any:
+    """One read-only DAP request on the session's connection with a read timeout (asked once per stop;
+    ``stable``: kept through evaluations too, see :meth:`Session.read`)."""
     if session.client is None:
         raise TargetGone("the debug connection is closed")
-    return await session.read(command, args, seconds)
+    return await session.read(command, args, seconds, stable=stable)
 
 
 def last_line(message: str) -> str:

@@ -159,7 +159,7 @@ def fold_library(views: list[FrameView]) -> list[FrameView]:
 async def scopes(session: Session, index: int, thread_id: int | None = None) -> Scopes:
     session.require_paused()
     fid = await session.frame_id(index, thread_id)
-    body = as_body(await session.read("scopes", {"frameId": fid}), ScopesBody)
+    body = as_body(await session.read("scopes", {"frameId": fid}, stable=True), ScopesBody)
     found = []
     for scope in body.scopes:
         ref = scope.variables_reference

@@ -18,6 +18,8 @@ GROUPS = frozenset({"special variables", "function variables", "class variables"
 
 # pytest's assertion rewriting leaves these in a test's locals: half the bytes of a failing test's stop
 REWRITE_PREFIXES = ("@py_assert", "@py_format")
+JUDGED = "reprs_judged"  # render_variables' mark: the target told every failed repr (no probe needed)
+TARGET_FACTS = "debugrelay"  # the target's hook adds [id, length, repr_failed] to each variable (_boot)
 DEFAULT_PAGE = 100  # items of a long sequence per page unless asked otherwise
 SLICEABLE = frozenset({"list", "tuple", "str", "bytes", "bytearray", "range", "deque"})
 
@@ -35,6 +37,9 @@ def render_one(var: dict[str, Any], max_chars: int) -> dict[str, Any]:
         out["truncated"] = True
     elif is_cut(value):  # the target's repr cut a nested or long container
         out["truncated"] = True
+    facts = target_facts(var)
+    if facts is not None and facts[2]:  # the class's own __repr__ raised: debugpy shows the default one
+        out["repr_error"] = True
     ref = var.get("variablesReference") or 0
     if ref:
         out["variable_reference"] = ref
@@ -43,6 +48,17 @@ def render_one(var: dict[str, Any], max_chars: int) -> dict[str, Any]:
         out["index"] = int(name)
         out["name"] = str(int(name))
     return out
+
+
+def target_facts(var: dict[str, Any]) -> tuple[int, int | None, bool] | None:
+    """``(id, length, repr_failed)`` as the target's hook gave them with the variable; None without it."""
+    facts = var.get(TARGET_FACTS)
+    if not isinstance(facts, list) or len(facts) != 3:
+        return None
+    obj_id, length, failed = facts
+    if not isinstance(obj_id, int) or not (length is None or isinstance(length, int)):
+        return None
+    return obj_id, length, bool(failed)
 
 
 async def render_variables(
@@ -73,6 +89,8 @@ async def render_variables(
     out: dict[str, Any] = {"variables": rendered, "total": total, "has_more": start + len(page) < total}
     if hidden:
         out["hidden"] = hidden
+    if all(target_facts(v) is not None for v in page):
+        out[JUDGED] = True
     return out
 
 
@@ -104,29 +122,25 @@ async def _augment(session: Session, meta: RefMeta, page: list[dict[str, Any]], 
         for i, r in enumerate(rendered)
         if (r.get("expandable") or r.get("truncated") or r.get("repr_error")) and page[i].get("evaluateName")
     ]
-    exprs = [page[i]["evaluateName"] for i in picked]
-    if meta.evaluate_name:
-        exprs.insert(0, meta.evaluate_name)
     if not picked:
         return
-    chain = list(meta.chain)
-    raw = await session.probe(meta.frame_id, f"__import__('_debugrelay_probe').meta([{', '.join(exprs)}], {chain!r})")
-    if raw is None:
-        return
-    try:
-        facts = json.loads(raw)
-    except ValueError:
-        return
-    parent_id = None
-    if meta.evaluate_name:
-        parent_id = facts.pop(0)[0]
+    parent_known = not meta.evaluate_name or meta.obj_id is not None
+    given = [target_facts(page[i]) for i in picked]
+    if parent_known and all(f is not None for f in given):  # the variables answer said it all
+        facts: list[Any] = [list(f) for f in given if f is not None]
+        parent_id = meta.obj_id if meta.evaluate_name else None
+    else:
+        probed = await _probe_facts(session, meta, [page[i]["evaluateName"] for i in picked])
+        if probed is None:
+            return
+        facts, parent_id = probed
     ancestors = {*meta.chain, *([parent_id] if parent_id is not None else [])}
     child_chain = (*meta.chain, parent_id) if parent_id is not None else meta.chain
     for i, (obj_id, length, _) in zip(picked, facts, strict=False):
         out = rendered[i]
         if length is not None:
             out["length"] = length
-        if out.get("repr_error"):
+        if out.get("repr_error") and " at 0x" not in out["value"]:
             out["value"] = f"<{out.get('type') or 'object'} object at {hex(obj_id)}>"
         if obj_id in ancestors:
             out["value"] = f"<circular: {_ancestor_name(meta)}>"
@@ -144,6 +158,22 @@ async def _augment(session: Session, meta: RefMeta, page: list[dict[str, Any]], 
                     kind=out.get("type"),
                 ),
             )
+
+
+async def _probe_facts(session: Session, meta: RefMeta, exprs: list[str]) -> tuple[list[Any], int | None] | None:
+    """Each expression's ``[id, length, circular]`` and the parent's id, asked of the target's probe."""
+    if meta.evaluate_name:
+        exprs = [meta.evaluate_name, *exprs]
+    call = f"meta([{', '.join(exprs)}], {list(meta.chain)!r})"
+    raw = await session.probe(meta.frame_id, f"__import__('_debugrelay_probe').{call}")
+    if raw is None:
+        return None
+    try:
+        facts = json.loads(raw)
+    except ValueError:
+        return None
+    parent_id = facts.pop(0)[0] if meta.evaluate_name else None
+    return facts, parent_id
 
 
 def _ancestor_name(meta: RefMeta) -> str:

@@ -12,7 +12,7 @@ from debugrelay.sessions import RefMeta
 
 from ._probe import ProbeUnavailable, call_probe, dap
 from ._reads import variables_raw
-from ._render import GROUPS, render_variables
+from ._render import GROUPS, JUDGED, render_variables
 
 if TYPE_CHECKING:
     from debugrelay.sessions import Session
@@ -27,7 +27,7 @@ _TOKEN = re.compile(r"\s*(?:\.?\s*([A-Za-z_][\w]*)|\[\s*([^\]]+?)\s*\])")
 
 async def scope_refs(session: Session, frame_id: int) -> dict[str, int]:
     """``{"Locals": ref, "Globals": ref}`` of a DAP frame, registered for rendering."""
-    body = await dap(session, "scopes", {"frameId": frame_id})
+    body = await dap(session, "scopes", {"frameId": frame_id}, stable=True)
     refs: dict[str, int] = {}
     for scope in body.get("scopes", []):
         ref = int(scope.get("variablesReference") or 0)
@@ -46,7 +46,7 @@ async def children(session: Session, ref: int, limit: int | None = None) -> dict
 async def argument_names(session: Session, frame_id: int) -> list[str] | None:
     """The frame's parameters as its code object declares them; None when the probe cannot tell."""
     try:
-        info = await call_probe(session, frame_id, "frame_info()")
+        info = await call_probe(session, frame_id, "frame_info()", stable=True)
     except ProbeUnavailable:
         return None
     if not isinstance(info, dict) or "args" not in info:
@@ -133,6 +133,7 @@ async def frame_variables(
     if expand:
         return await _expand_path(session, refs, expand, frame_index=frame_index, start=start, count=count)
     items: list[dict[str, Any]] = []
+    found: dict[str, Any] = {}
     out: dict[str, Any] = {"frame_id": frame_index, "scope": scope}
     if scope != "globals":
         local_ref = refs.get("Locals") or next(iter(refs.values()), 0)
@@ -155,7 +156,7 @@ async def frame_variables(
         global_ref = refs.get("Globals")
         items = (await children(session, global_ref))["variables"] if global_ref else []
     page = items[start : start + count] if count is not None else items[start:]
-    if scope != "globals":
+    if scope != "globals" and not found.get(JUDGED):
         await mark_failed_reprs(session, fid, page)
     out.update(variables=[compact(v) for v in page], total=len(items), has_more=start + len(page) < len(items))
     return out

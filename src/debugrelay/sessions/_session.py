@@ -178,14 +178,17 @@ class Session:
             )
         return self.client
 
-    async def read(self, command: str, args: dict[str, Any], seconds: float | None = None) -> Any:
+    async def read(
+        self, command: str, args: dict[str, Any], seconds: float | None = None, *, stable: bool = False
+    ) -> Any:
         """A read-only DAP request (scopes, variables, stackTrace, a probe read), asked once per stop.
 
-        Answers are kept until the target resumes (or an evaluation may have changed state); callers
+        Answers are kept until the target resumes, or until an evaluation may have changed what they
+        show unless ``stable`` (a frame's scopes and parameters: no evaluation changes them); callers
         asking the same while it is in flight share the one request.
         """
         client = self.require_client()
-        key = (self._run_epoch, command, *sorted(args.items()))
+        key = (self._run_epoch, stable, command, *sorted(args.items()))
         fut = self._reads.get(key)
         if fut is None:
             fut = asyncio.ensure_future(client.request(command, args, timeout=seconds))
@@ -897,8 +900,10 @@ class Session:
         return files
 
     def invalidate_reads(self) -> None:
-        """An evaluation or a change of a variable may change what this stop's reads show: ask again."""
-        self._reads.clear()
+        """An evaluation or a change of a variable may change what this stop's reads show: ask again
+        (a frame's scopes and parameters stay)."""
+        for key in [k for k in self._reads if not k[1]]:
+            del self._reads[key]
 
     async def probe(self, frame_id: int, expression: str) -> str | None:
         """Evaluate a read-only helper in the target; None when the helper is not there."""
