@@ -415,6 +415,26 @@ def goals(result: dict[str, Any]) -> list[dict[str, Any]]:
     return checks
 
 
+def answer_split(result: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """An uncached answer's median split: debugpy (the floor), the keeper's hop, an empty HTTP round trip
+    (the bench's own client) and what is left, the relay's own work."""
+    table, kept, base = result["scenario"].get("local"), result.get("keeper"), result.get("http_baseline")
+    if not table or not kept or not base:
+        return {}
+    out = {}
+    for op in ("evaluate", "variables again"):
+        floor, relay = table[op]["floor"]["median"], table[op]["relay"]["median"]
+        keeper, http = kept[f"{op} ({DAP_NAMES[op]})"]["added_median"], base["httpx"]["median"]
+        out[op] = {
+            "floor": floor,
+            "keeper": keeper,
+            "http": http,
+            "relay_own": round(relay - floor - keeper - http, 3),
+            "relay": relay,
+        }
+    return out
+
+
 def print_report(result: dict[str, Any]) -> None:
     def fmt(cell: dict[str, Any] | None) -> str:
         return f"{cell['median']:8.2f} {cell['p95']:8.2f}" if cell else f"{'-':>8} {'-':>8}"
@@ -443,6 +463,14 @@ def print_report(result: dict[str, Any]) -> None:
         print("\nthrough the keeper (same run as the floor), local, ms   median      p95   added median")
         for op, cell in kept.items():
             print(f"  {op:<40} {cell['median']:8.2f} {cell['p95']:8.2f} {cell['added_median']:+8.3f}")
+    split = answer_split(result)
+    if split:
+        print("\nwhere an uncached answer's time goes, local, median ms   floor  +keeper  +HTTP alone  +relay  = relay")
+        for op, cell in split.items():
+            print(
+                f"  {op:<50} {cell['floor']:6.2f} {cell['keeper']:+8.2f} {cell['http']:+12.2f}"
+                f" {cell['relay_own']:+7.2f} {cell['relay']:8.2f}"
+            )
     stock = result.get("stock")
     if stock:
         print("\nstock debugpy (no TCP_NODELAY), local, ms   median      p95")
@@ -568,6 +596,7 @@ def main(argv: list[str] | None = None) -> int:
             result["scenario"]["container"] = None
             result["skipped"]["container"] = why
     result["duration_s"] = round(time.perf_counter() - started, 1)
+    result["answer_split"] = answer_split(result)
     result["goals"] = goals(result)
     print_report(result)
     out = args.out or RESULTS / f"{when}.json"

@@ -20,6 +20,6 @@ def never_called():
 
 
 start = time.perf_counter()
-fib(27)
-counts(500_000)
+fib(30)
+counts(2_000_000)
 print(f"workload_s {time.perf_counter() - start:.4f} python {sys.version_info[0]}.{sys.version_info[1]}")
