@@ -50,6 +50,9 @@ class Peer:
 
     def pump(self) -> None:
         self.keeper.step(0.01)
+        self.read()
+
+    def read(self) -> None:
         try:
             data = self.sock.recv(65536)
         except BlockingIOError:
@@ -221,3 +224,121 @@ def test_seqs_are_rewritten_at_the_top_level_only(message: dict[str, Any]) -> No
     framed = peek.replaced("request_seq", 7)
     body = json.loads(framed.split(b"\r\n\r\n", 1)[1])
     assert body == {**message, "request_seq": 7}
+
+
+class AdapterStandIn:
+    """Stands in for debugpy's adapter on a TCP port (the real one drops a client that attaches in its
+    first milliseconds only under load, not on demand): it answers the keeper's handshake and can drop
+    the connection after the ``attach`` request, as debugpy's adapter does when its set-up is unfinished."""
+
+    def __init__(self, keeper_of: Callable[[], Any]) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.listener.setblocking(False)
+        self.keeper_of = keeper_of
+        self.conns: list[Peer] = []
+
+    @property
+    def address(self) -> tuple[str, int]:
+        host, port = self.listener.getsockname()[:2]
+        return host, port
+
+    def step(self) -> None:
+        keeper = self.keeper_of()
+        if keeper.up is None and keeper.up_retry_at <= keeper_module.time.monotonic():
+            keeper.connect_upstream()
+        try:
+            sock, _ = self.listener.accept()
+        except BlockingIOError:
+            pass
+        else:
+            self.conns.append(Peer(sock, keeper))
+        keeper.step(0.01)
+        for conn in self.conns:
+            if not conn.closed:
+                conn.read()
+
+    def request(self, conn: int, command: str) -> dict[str, Any]:
+        """The keeper's ``command`` request on connection ``conn`` (0 = the first one)."""
+
+        def asked() -> dict[str, Any] | None:
+            self.step()
+            if len(self.conns) <= conn:
+                return None
+            return next((m for m in self.conns[conn].got if m.get("command") == command), None)
+
+        for _ in range(500):  # bounded: each round is one keeper step
+            found = asked()
+            if found:
+                return found
+        raise AssertionError(f"no {command} on connection {conn}")
+
+    def answer(self, conn: int, request: dict[str, Any], body: dict[str, Any] | None = None) -> None:
+        self.conns[conn].send(
+            {
+                "seq": 1,
+                "type": "response",
+                "request_seq": request["seq"],
+                "command": request["command"],
+                "success": True,
+                "body": body or {},
+            }
+        )
+
+    def close(self) -> None:
+        for conn in self.conns:
+            conn.sock.close()
+        self.listener.close()
+
+
+def test_an_attach_debugpy_drops_early_is_made_again_and_the_relay_never_knows(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    debuggee = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])  # alive throughout
+    listener = socket.create_server(("127.0.0.1", 0))
+    holder: list[Any] = []
+    adapter = AdapterStandIn(lambda: holder[0])
+    client = {"initialize": {"adapterID": "debugpy"}, "attach": {"justMyCode": True}}
+    keeper = keeper_module.Keeper(listener, adapter.address, SECRET.encode(), child=debuggee, client=client)
+    holder.append(keeper)
+    try:
+        peer = relay(keeper)
+        hello_of(peer)
+        peer.send({"seq": 1, "type": "request", "command": "initialize", "arguments": {}})
+        peer.send({"seq": 2, "type": "request", "command": "attach", "arguments": {}})
+
+        # the first connection: initialize answered, then dropped at the attach
+        adapter.answer(0, adapter.request(0, "initialize"), {"supportsConfigurationDoneRequest": True})
+        adapter.request(0, "attach")
+        adapter.conns[0].sock.close()
+        adapter.conns[0].closed = True
+
+        # the keeper comes back on its own and attaches again; the relay's connection stays
+        adapter.answer(1, adapter.request(1, "initialize"), {"supportsConfigurationDoneRequest": True})
+        attach = adapter.request(1, "attach")
+        assert attach["arguments"] == {"justMyCode": True}
+        adapter.conns[1].send(event("initialized", 2))
+        assert not peer.closed
+        peer.until(lambda: any(m.get("event") == "initialized" for m in peer.got), "the initialized event")
+        peer.send({"seq": 3, "type": "request", "command": "configurationDone"})
+        done = adapter.request(1, "configurationDone")
+        adapter.answer(1, done)
+        adapter.answer(1, attach)  # debugpy answers attach once configured
+
+        answers = peer.until(
+            lambda: (
+                {m["command"]: m for m in peer.got if m["type"] == "response"}.keys()
+                >= {"initialize", "attach", "configurationDone"}
+                and {m["command"]: m for m in peer.got if m["type"] == "response"}
+            ),
+            "the relay's answers",
+        )
+        assert answers["initialize"]["success"] and answers["initialize"]["body"]["supportsConfigurationDoneRequest"]
+        assert answers["attach"]["success"] and answers["configurationDone"]["success"]
+        assert not peer.closed
+        assert debuggee.poll() is None  # nothing was refused: the debuggee runs on
+    finally:
+        debuggee.kill()
+        debuggee.wait()
+        adapter.close()
+        listener.close()

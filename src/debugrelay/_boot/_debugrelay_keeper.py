@@ -20,9 +20,11 @@ Protocol (one relay at a time; a new one replaces the old one):
    request of a relay that went away is dropped, never delivered to the next one. Reverse requests
    (``runInTerminal``, ...) are refused here, as the relay would.
 With ``--client '{"initialize": {...}, "attach": {...}}'`` the keeper is debugpy's client from the
-first moment: it sends ``initialize`` and ``attach`` itself as soon as debugpy listens, so no other
-local process can take the target's loopback port while it waits for a relay (debugpy serves one
-client per debuggee and refuses the next one: "already being debugged"). A relay's own
+first moment: it sends ``initialize`` and ``attach`` itself as soon as debugpy's adapter is set up
+(it writes ``DEBUGPY_ADAPTER_ENDPOINTS``, a file in the keeper's own temporary folder; a client that
+attaches earlier is dropped or left waiting), so no other local process can take the target while it
+waits for a relay (debugpy serves one client per debuggee and refuses the next one: "already being
+debugged"). Should debugpy still drop the keeper before anything was configured, it attaches again. A relay's own
 ``initialize`` and ``attach`` are then answered by the keeper (the capabilities debugpy gave, the
 ``initialized`` event once debugpy sent it), and everything after them goes through as usual. If
 the keeper's own attach is refused, someone else got there first: the debuggee is ended at once,
@@ -43,10 +45,12 @@ import json
 import os
 import re
 import selectors
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -60,6 +64,9 @@ AUTH_SECONDS = 5.0
 DRAIN_SECONDS = 1.5  # after the debuggee exits: pass on its last events, then go
 UPSTREAM_RETRY = 0.005  # short: with --client, the time another process could take debugpy first
 RECONNECT_DELAY = 0.5  # debugpy takes a new client ~250 ms after the old one left
+EARLY_RETRIES = 5  # attaches again after debugpy dropped the keeper before anything was configured
+ENDPOINTS_ENV = "DEBUGPY_ADAPTER_ENDPOINTS"  # debugpy's adapter writes this file once it is fully set up
+ENDPOINTS_WAIT = 30.0  # without that file by then (a debugpy that does not write it), connect anyway
 RESUMING = frozenset(("continue", "next", "stepIn", "stepOut", "stepBack", "reverseContinue", "goto"))
 
 
@@ -193,7 +200,7 @@ class Conn(object):
 class Keeper(object):
     """The keeper's state and its one select loop (see the module docstring)."""
 
-    def __init__(self, listener, upstream, secret, status_file=None, child=None, client=None):  # noqa: PLR0917
+    def __init__(self, listener, upstream, secret, status_file=None, child=None, client=None, endpoints=None):  # noqa: PLR0917
         self.sel = selectors.DefaultSelector()
         self.listener = listener
         listener.setblocking(False)
@@ -230,6 +237,9 @@ class Keeper(object):
         self.held = []  # relay initialize requests waiting for debugpy's capabilities
         self.attach_waiting = None  # a relay's attach, answered when debugpy answers the keeper's
         self.attach_done = False
+        self.early_retries = 0
+        self.endpoints = endpoints  # the adapter's endpoints file: debugpy is reached once it exists
+        self.endpoints_until = time.monotonic() + ENDPOINTS_WAIT
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_r, False)
         self.sel.register(self.wake_r, selectors.EVENT_READ, "wake")
@@ -616,7 +626,22 @@ class Keeper(object):
 
     # -- debugpy ---------------------------------------------------------------------------------
 
+    def adapter_ready(self):
+        """debugpy's adapter takes clients before it has set itself up, and a client that attaches in
+        those milliseconds is dropped or left waiting forever: it is ready once it wrote its endpoints."""
+        if self.endpoints is None:
+            return True
+        if os.path.exists(self.endpoints) or time.monotonic() > self.endpoints_until:
+            # the adapter never reads it again (it only removes it as it exits): no folder outlives this
+            shutil.rmtree(os.path.dirname(self.endpoints), ignore_errors=True)
+            self.endpoints = None
+            return True
+        return False
+
     def connect_upstream(self):
+        if not self.adapter_ready():
+            self.up_retry_at = time.monotonic() + UPSTREAM_RETRY
+            return
         try:
             sock = socket.create_connection(self.upstream_addr, timeout=1.0)
         except OSError:
@@ -634,7 +659,10 @@ class Keeper(object):
 
     def upstream_lost(self):
         """debugpy let go (the debuggee ends, or a relay sent disconnect): start over with a fresh connection."""
-        if self.exit_code is None and self.child is not None and self.child.poll() is None:
+        alive = self.exit_code is None and self.child is not None and self.child.poll() is None
+        if alive and self.dropped_early():
+            return
+        if alive:
             log("debugpy closed the connection (attached: %s, configured: %s)" % (self.attached, self.configured))
         self.up = None
         self.requests.clear()
@@ -647,6 +675,21 @@ class Keeper(object):
         self.up_retry_at = time.monotonic() + RECONNECT_DELAY
         if self.relay is not None and self.exit_code is None:
             self.close(self.relay)  # the relay sees its debug connection end, as with debugpy itself
+
+    def dropped_early(self):
+        """debugpy's adapter drops a client that attaches in its first milliseconds, before it has set
+        itself up (its attach fails on a listener it has not stored yet). With --client, before debugpy
+        said ``initialized`` nothing was configured and the relay only waits for its initialize and
+        attach answers: the keeper connects and attaches again, and the relay never knows."""
+        if self.client is None or self.init_event is not None or self.attach_done or self.refused is not None:
+            return False
+        if self.requests or self.early_retries >= EARLY_RETRIES:
+            return False
+        self.early_retries += 1
+        self.up = None
+        self.own.clear()
+        self.up_retry_at = time.monotonic() + UPSTREAM_RETRY
+        return True
 
     # -- the end ---------------------------------------------------------------------------------
 
@@ -726,10 +769,16 @@ def main(argv):
     listener.listen(8)
     env = dict(os.environ)
     env.pop(SECRET_ENV, None)
+    folder = endpoints = None
+    try:
+        folder = tempfile.mkdtemp(prefix="debugrelay-keeper-")
+        endpoints = env[ENDPOINTS_ENV] = os.path.join(folder, "endpoints.json")
+    except OSError:  # nowhere to write: the keeper connects as soon as debugpy listens
+        pass
     # no thread runs yet: preexec_fn is safe here
     child = subprocess.Popen(command, env=env, preexec_fn=die_with_keeper if sys.platform == "linux" else None)  # noqa: PLW1509
     client = json.loads(opts["--client"]) if "--client" in opts else None
-    keeper = Keeper(listener, address(opts["--connect"]), secret, opts.get("--status-file"), child, client)
+    keeper = Keeper(listener, address(opts["--connect"]), secret, opts.get("--status-file"), child, client, endpoints)
 
     def forward(signum, _frame):
         try:
@@ -741,6 +790,8 @@ def main(argv):
         signal.signal(signum, forward)
     threading.Thread(target=reap, args=(keeper, child.pid), name="reaper", daemon=True).start()
     keeper.run()
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
     code = keeper.exit_code if keeper.exit_code is not None else -1
     if code < -1:  # ended by a signal: end the same way, so whoever waits for the keeper sees that
         signal.signal(-code, signal.SIG_DFL)

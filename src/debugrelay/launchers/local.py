@@ -8,6 +8,7 @@ import contextlib
 import json
 import logging
 import os
+import random
 import shutil
 import socket
 import sys
@@ -31,14 +32,36 @@ log = logging.getLogger(__name__)
 
 
 _recent_ports: collections.deque[int] = collections.deque(maxlen=512)
+_EPHEMERAL = Path("/proc/sys/net/ipv4/ip_local_port_range")
+_LOWEST = 10000  # below: ports services are commonly configured on
+
+
+def _port_ranges() -> list[range]:
+    """Ports outside the kernel's ephemeral range: one of these, free now, cannot be taken by another
+    process's ``bind(0)`` or outgoing connection before the target binds it (a debuggee's own debugpy
+    binds a few ephemeral ports as it starts; under load one took a port a launch was about to use)."""
+    try:
+        low, high = (int(n) for n in _EPHEMERAL.read_text().split())
+    except (OSError, ValueError):
+        return []
+    return [r for r in (range(_LOWEST, low), range(high + 1, 65536)) if len(r) >= 1024]
 
 
 def free_port() -> int:
-    """A loopback port free now, and not handed out by this relay lately: the kernel may give a port
-    it just freed to the next caller, and two targets started at once must not both be told it."""
-    for _ in range(64):
+    """A loopback port for a target to listen on: free now, outside the kernel's ephemeral range where
+    the machine has one, and not handed out by this relay lately (two targets started at once must not
+    both be told it)."""
+    ranges = _port_ranges()
+    for _ in range(256 if ranges else 64):
         with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
+            if ranges:
+                chosen = random.choice(ranges)
+                try:
+                    sock.bind(("127.0.0.1", chosen[random.randrange(len(chosen))]))
+                except OSError:
+                    continue
+            else:
+                sock.bind(("127.0.0.1", 0))
             port: int = sock.getsockname()[1]
         if port not in _recent_ports:
             break
