@@ -6,6 +6,8 @@ Measures, on this machine:
   keeper adds per request), and through the relay's HTTP API (a real relay
   subprocess, httpx with keep-alive), for local and container targets: median and p95 per operation
   and the ratio relay / floor; stock debugpy (no sitecustomize) for reference;
+- the floor's evaluate after an idle gap of 0, 2 and 5 ms (the floor is measured back to back), and
+  where an uncached answer's time goes: the floor, the keeper's hop, HTTP alone, the relay's own work;
 - launch -> paused at the first breakpoint: cold, and warm from the pool, local and container;
 - N concurrent sessions (1, 10, 50) stepping and inspecting: per-operation p95 under that load;
 - relay memory per idle session (created only; launched and paused), targets not counted;
@@ -133,6 +135,42 @@ def floor_container(work: Path, cleanup: Cleanup, cycles: int, warmup: int) -> S
         return samples
     finally:
         target.end()
+
+
+GAPS_MS = (0.0, 2.0, 5.0)
+
+
+def floor_after_gaps(work: Path, cleanup: Cleanup, samples: int) -> dict[str, dict[str, float]]:
+    """Raw evaluate after an idle gap: the floor is measured back to back, while a relay's DAP request
+    follows the HTTP work before it (and an agent's, its thinking); debugpy's processes answer a
+    request that comes after a pause more slowly."""
+    target = RawTarget(work, cleanup, tuned=True)
+    try:
+        dap = Dap.ready("127.0.0.1", target.port)
+        dap.start({SCENARIO: [WORK_LINE]})
+        tid = int(dap.event("stopped")["threadId"])
+        frame = dap.request("stackTrace", {"threadId": tid, "startFrame": 0, "levels": 1})["stackFrames"][0]["id"]
+        out = {}
+        for gap in GAPS_MS:
+            timer = Timer()
+            for _ in range(samples):
+                time.sleep(gap / 1000)
+                with timer.op("evaluate"):
+                    dap.request("evaluate", {"expression": EXPRESSION, "frameId": frame, "context": "repl"})
+            out[f"after {gap:g} ms"] = summary(timer.samples["evaluate"])
+        dap.close()
+        return out
+    finally:
+        target.end()
+
+
+def references(work: Path, cleanup: Cleanup, cycles: int, step: Callable[[str], None], result: dict[str, Any]) -> None:
+    """The floor after idle gaps, and stock debugpy: what the floor itself depends on."""
+    step("raw evaluate after an idle gap, local")
+    result["floor_after_gaps"] = floor_after_gaps(work, cleanup, max(100, cycles))
+    step("stock debugpy over DAP, local")
+    stock = floor_local(work, cleanup, max(50, cycles // 2), 2, tuned=False)
+    result["stock"] = {f"{op} ({DAP_NAMES[op]})": summary(v) for op, v in stock.items()}
 
 
 def floor_launch(work: Path, cleanup: Cleanup, samples: int) -> list[float]:
@@ -471,6 +509,11 @@ def print_report(result: dict[str, Any]) -> None:
                 f"  {op:<50} {cell['floor']:6.2f} {cell['keeper']:+8.2f} {cell['http']:+12.2f}"
                 f" {cell['relay_own']:+7.2f} {cell['relay']:8.2f}"
             )
+    gaps = result.get("floor_after_gaps")
+    if gaps:
+        print("\nraw evaluate (the floor) after an idle gap, local, ms       median      p95")
+        for name, cell in gaps.items():
+            print(f"  {name:<50} {cell['median']:8.2f} {cell['p95']:8.2f}")
     stock = result.get("stock")
     if stock:
         print("\nstock debugpy (no TCP_NODELAY), local, ms   median      p95")
@@ -565,9 +608,7 @@ def main(argv: list[str] | None = None) -> int:
             for op, v in kept.items()
             if op in floor
         }
-        step("stock debugpy over DAP, local")
-        stock = floor_local(work, cleanup, max(50, args.cycles // 2), 2, tuned=False)
-        result["stock"] = {f"{op} ({DAP_NAMES[op]})": summary(v) for op, v in stock.items()}
+        references(work, cleanup, args.cycles, step, result)
         step("floor: cold spawn -> first stop, local")
         raw_launch = floor_launch(work, cleanup, args.launches)
         relay = Relay(work, cleanup, "local", {"DEBUGRELAY_POOL_SIZE": "2"})
