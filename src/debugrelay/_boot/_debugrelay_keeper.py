@@ -20,12 +20,12 @@ Protocol (one relay at a time; a new one replaces the old one):
    request of a relay that went away is dropped, never delivered to the next one. Reverse requests
    (``runInTerminal``, ...) are refused here, as the relay would.
 With ``--client '{"initialize": {...}, "attach": {...}}'`` the keeper is debugpy's client from the
-first moment: it sends ``initialize`` and ``attach`` itself as soon as debugpy's adapter is set up
-(it writes ``DEBUGPY_ADAPTER_ENDPOINTS``, a file in the keeper's own temporary folder; a client that
-attaches earlier is dropped or left waiting), so no other local process can take the target while it
-waits for a relay (debugpy serves one client per debuggee and refuses the next one: "already being
-debugged"). Should debugpy still drop the keeper before anything was configured, it attaches again. A relay's own
-``initialize`` and ``attach`` are then answered by the keeper (the capabilities debugpy gave, the
+first moment: it sends ``initialize`` and ``attach`` itself as soon as debugpy's adapter is set up (it
+writes ``DEBUGPY_ADAPTER_ENDPOINTS``, a file beside the status file or in a temporary folder of the
+keeper's own; a client that attaches earlier is dropped or left waiting), so no other local process
+can take the target while it waits for a relay (debugpy serves one client per debuggee and refuses
+the next one: "already being debugged"). Should debugpy still drop the keeper before anything was
+configured, it attaches again. A relay's own ``initialize`` and ``attach`` are then answered by the keeper (the capabilities debugpy gave, the
 ``initialized`` event once debugpy sent it), and everything after them goes through as usual. If
 the keeper's own attach is refused, someone else got there first: the debuggee is ended at once,
 before it is given anything to run.
@@ -66,6 +66,7 @@ UPSTREAM_RETRY = 0.005  # short: with --client, the time another process could t
 RECONNECT_DELAY = 0.5  # debugpy takes a new client ~250 ms after the old one left
 EARLY_RETRIES = 5  # attaches again after debugpy dropped the keeper before anything was configured
 ENDPOINTS_ENV = "DEBUGPY_ADAPTER_ENDPOINTS"  # debugpy's adapter writes this file once it is fully set up
+ENDPOINTS_FILE = "debugpy-endpoints.json"
 ENDPOINTS_WAIT = 30.0  # without that file by then (a debugpy that does not write it), connect anyway
 RESUMING = frozenset(("continue", "next", "stepIn", "stepOut", "stepBack", "reverseContinue", "goto"))
 
@@ -632,8 +633,7 @@ class Keeper(object):
         if self.endpoints is None:
             return True
         if os.path.exists(self.endpoints) or time.monotonic() > self.endpoints_until:
-            # the adapter never reads it again (it only removes it as it exits): no folder outlives this
-            shutil.rmtree(os.path.dirname(self.endpoints), ignore_errors=True)
+            forget_endpoints(self.endpoints)  # the adapter never reads it (it only removes it as it exits)
             self.endpoints = None
             return True
         return False
@@ -747,6 +747,32 @@ def reap(keeper, pid):
             keeper.child_exited(keeper.child.returncode)
 
 
+def endpoints_path(status_file):
+    """Where debugpy's adapter says it is set up: beside the status file (a local target: the relay's
+    own folder, where a keeper killed early leaves nothing elsewhere), else in a folder of the keeper's
+    own under the temporary folder (a container's or a pod's, gone with it); None: nowhere to write."""
+    if status_file:
+        path = status_file + ".endpoints"
+        try:
+            os.remove(path)  # an earlier run's, in the same session: it must not count for this one
+        except OSError:
+            pass
+        return path
+    try:
+        return os.path.join(tempfile.mkdtemp(prefix="debugrelay-keeper-"), ENDPOINTS_FILE)
+    except OSError:
+        return None
+
+
+def forget_endpoints(path):
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+    if os.path.basename(path) == ENDPOINTS_FILE:  # the keeper's own folder
+        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+
+
 def address(text):
     host, _, port = text.rpartition(":")
     return host or "127.0.0.1", int(port)
@@ -769,12 +795,9 @@ def main(argv):
     listener.listen(8)
     env = dict(os.environ)
     env.pop(SECRET_ENV, None)
-    folder = endpoints = None
-    try:
-        folder = tempfile.mkdtemp(prefix="debugrelay-keeper-")
-        endpoints = env[ENDPOINTS_ENV] = os.path.join(folder, "endpoints.json")
-    except OSError:  # nowhere to write: the keeper connects as soon as debugpy listens
-        pass
+    endpoints = endpoints_path(opts.get("--status-file"))
+    if endpoints is not None:
+        env[ENDPOINTS_ENV] = endpoints
     # no thread runs yet: preexec_fn is safe here
     child = subprocess.Popen(command, env=env, preexec_fn=die_with_keeper if sys.platform == "linux" else None)  # noqa: PLW1509
     client = json.loads(opts["--client"]) if "--client" in opts else None
@@ -790,8 +813,8 @@ def main(argv):
         signal.signal(signum, forward)
     threading.Thread(target=reap, args=(keeper, child.pid), name="reaper", daemon=True).start()
     keeper.run()
-    if folder is not None:
-        shutil.rmtree(folder, ignore_errors=True)
+    if endpoints is not None:
+        forget_endpoints(endpoints)
     code = keeper.exit_code if keeper.exit_code is not None else -1
     if code < -1:  # ended by a signal: end the same way, so whoever waits for the keeper sees that
         signal.signal(-code, signal.SIG_DFL)
