@@ -25,8 +25,9 @@ writes ``DEBUGPY_ADAPTER_ENDPOINTS``, a file beside the status file or in a temp
 keeper's own; a client that attaches earlier is dropped or left waiting), so no other local process
 can take the target while it waits for a relay (debugpy serves one client per debuggee and refuses
 the next one: "already being debugged"). Should debugpy still drop the keeper before anything was
-configured, it attaches again. A relay's own ``initialize`` and ``attach`` are then answered by the keeper (the capabilities debugpy gave, the
-``initialized`` event once debugpy sent it), and everything after them goes through as usual. If
+configured, it attaches again. A relay's own ``initialize`` and ``attach`` are then answered by the
+keeper (the capabilities debugpy gave, the ``initialized`` event once debugpy sent it), and
+everything after them goes through as usual. If
 the keeper's own attach is refused, someone else got there first: the debuggee is ended at once,
 before it is given anything to run.
 The status file (local targets) tells whoever looks without connecting: a stop while no relay was

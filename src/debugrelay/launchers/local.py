@@ -52,17 +52,15 @@ def free_port() -> int:
     the machine has one, and not handed out by this relay lately (two targets started at once must not
     both be told it)."""
     ranges = _port_ranges()
-    for _ in range(256 if ranges else 64):
+    port = 0
+    for attempt in range(256):
+        chosen = random.choice(ranges) if ranges and attempt < 192 else None  # then as the kernel picks
         with socket.socket() as sock:
-            if ranges:
-                chosen = random.choice(ranges)
-                try:
-                    sock.bind(("127.0.0.1", chosen[random.randrange(len(chosen))]))
-                except OSError:
-                    continue
-            else:
-                sock.bind(("127.0.0.1", 0))
-            port: int = sock.getsockname()[1]
+            try:
+                sock.bind(("127.0.0.1", chosen[random.randrange(len(chosen))] if chosen else 0))
+            except OSError:
+                continue
+            port = sock.getsockname()[1]
         if port not in _recent_ports:
             break
     _recent_ports.append(port)
