@@ -249,7 +249,7 @@ class RawContainer:
         self.target: Any = launcher._run(kwargs, mounts, with_debugpy)  # debugpy itself: no keeper
         self.host, self.port = self.target.host, self.target.port
         container = self.target.container
-        self._done = cleanup.add(f"container {container.short_id}", lambda: container.remove(force=True))
+        self._done = cleanup.add(f"container {container.short_id}", lambda: container.remove(force=True, v=True))
 
     def end(self) -> None:
         self._done()

@@ -265,7 +265,7 @@ def remove_container(container_id: str) -> None:
 
         engine = docker.from_env()
         try:
-            engine.containers.get(container_id).remove(force=True)
+            engine.containers.get(container_id).remove(force=True, v=True)
         finally:
             engine.close()
 

@@ -180,7 +180,7 @@ def example_app(docker_client: Any) -> Iterator[tuple[str, int]]:
         port = int(container.attrs["NetworkSettings"]["Ports"]["5678/tcp"][0]["HostPort"])
         yield container.id, port
     finally:
-        container.remove(force=True)
+        container.remove(force=True, v=True)
 
 
 def test_attach_to_a_containerized_app_with_path_mappings_then_detach(
@@ -228,7 +228,7 @@ def test_a_new_relay_removes_containers_of_sessions_that_are_gone(docker_client:
     finally:
         relay.stop()
         if docker_client.containers.list(all=True, filters={"id": orphan.id}):
-            orphan.remove(force=True)
+            orphan.remove(force=True, v=True)
 
 
 PRIVATE_SCRIPT = "import os\nprint('ran as uid', os.getuid())\n"

@@ -31,4 +31,4 @@ def test_a_stored_container_id_of_another_container_is_left_alone(docker_client:
         bystander.reload()
         assert bystander.status == "running"
     finally:
-        bystander.remove(force=True)
+        bystander.remove(force=True, v=True)
