@@ -14,8 +14,8 @@ import functools
 import inspect
 import logging
 import weakref
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import Any
 
 import msgspec
 
@@ -23,6 +23,8 @@ from debugrelay.errors import RelayError, SessionNotFound, StoreUnavailable
 from debugrelay.models import RedactionView, SessionList
 from debugrelay.redaction import Entry, Placeholders, Redactor, SubstituteMode, secret_expression
 from debugrelay.sessions import SessionManager
+
+from ._wrapping import C, F, wrap_operations
 
 log = logging.getLogger("debugrelay.redaction")
 
@@ -157,10 +159,6 @@ def seam_for(manager: SessionManager) -> RedactionSeam:
     return seam
 
 
-F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
-C = TypeVar("C", bound=type)
-
-
 def _wrap(name: str, fn: F) -> F:
     signature = inspect.signature(fn)
     by_session = "session_id" in signature.parameters
@@ -210,8 +208,4 @@ async def _session_list(seam: RedactionSeam, found: SessionList, where: str) -> 
 
 def redacting(cls: C) -> C:
     """Every public ``async def`` of ``cls`` answers through redaction (see the module's docstring)."""
-    for name, member in list(vars(cls).items()):
-        if name.startswith("_") or name in _UNWRAPPED or not inspect.iscoroutinefunction(member):
-            continue
-        setattr(cls, name, _wrap(name, member))
-    return cls
+    return wrap_operations(cls, _wrap, _UNWRAPPED)

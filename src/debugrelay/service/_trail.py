@@ -16,9 +16,9 @@ import functools
 import inspect
 import time
 import weakref
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import msgspec
 
@@ -39,6 +39,7 @@ from debugrelay.models import (
 from debugrelay.sessions import SessionManager
 
 from ._redaction import seam_for
+from ._wrapping import C, F, wrap_operations
 
 TRAIL_LENGTH = 30
 CLIP = 80  # characters of an argument or a result; longer ones end in '…'
@@ -170,10 +171,6 @@ def _breakpoint(request: Any) -> str:
     return f"{where} if {condition}" if condition else where
 
 
-F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
-C = TypeVar("C", bound=type)
-
-
 def _wrap(name: str, fn: F) -> F:
     signature = inspect.signature(fn)
     takes_session = "session_id" in signature.parameters
@@ -218,8 +215,4 @@ async def _record(manager: SessionManager, session_id: str, entry: TrailEntry) -
 
 def recording(cls: C) -> C:
     """Every public ``async def`` of ``cls`` taking a session is recorded in its trail when named."""
-    for name, member in list(vars(cls).items()):
-        if name.startswith("_") or name == "close" or not inspect.iscoroutinefunction(member):
-            continue
-        setattr(cls, name, _wrap(name, member))
-    return cls
+    return wrap_operations(cls, _wrap, frozenset({"close"}))
