@@ -4,9 +4,11 @@ VENV    ?= .venv
 BIN      = $(VENV)/bin
 STAMP    = $(VENV)/.installed
 PORT    ?= 8765
+# pytest workers: most tests wait on debugpy, containers or a relay, not on a core
+JOBS    ?= 3
 COMPOSE ?= $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
 
-.PHONY: serve test test-fast system-deps test-images images up lint typecheck images up down bench clean
+.PHONY: serve test test-fast screenshot system-deps test-images images up lint typecheck images up down bench bench-conditions clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -38,11 +40,16 @@ test-images:
 
 ## test: install what the tests need and run the whole suite
 test: $(STAMP) system-deps test-images
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(JOBS)
 
 ## test-fast: the fast tier and the unit tests (no debugpy, Redis or Docker needed)
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest tests/fast tests/unit -q
+
+## screenshot: refresh docs/ui.png, the README's picture of a paused session in the live view (a real browser)
+screenshot: $(STAMP) system-deps
+	DEBUGRELAY_TEST_SCREENSHOT=docs/ui.png $(BIN)/python -m pytest tests/integration/test_ui.py -q \
+	  -k test_the_sessions_list_shows_a_paused_session_at_its_line
 
 ## images: build the container images offline (debootstrap base, wheels from the host)
 images:
@@ -57,6 +64,11 @@ up: images
 
 down:
 	$(COMPOSE) down
+
+## bench-conditions: what a breakpoint costs inside the program (pyperformance workloads): relay vs debugpy alone
+bench-conditions: $(STAMP)
+	$(BIN)/pip install -q -e '.[test,bench]'
+	$(BIN)/python -m bench.conditions
 
 ## bench: debugrelay against raw debugpy (a table, and JSON in bench/results/); takes about 5 minutes
 bench: $(STAMP)

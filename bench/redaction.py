@@ -1,24 +1,29 @@
 """What redaction costs an answer: per KB of program output, and per variables answer.
 
-    .venv/bin/python -m bench.redaction
+    .venv/bin/python -m bench.redaction [--crafted]
 
 Runs in process (no relay, no target): the rules over the test corpus of debugger output (planted
 secrets and look-alikes), over ordinary output (reprs of stdlib modules, nothing secret), and over
 a variables answer of 50 locals as the relay sends it, with the session's table warm (its known
-secrets searched too). Prints JSON; ``python -m bench`` includes it with its goal (< 0.3 ms per KB).
+secrets, and their encodings, searched too). Prints JSON; ``python -m bench`` includes it with its
+goal (< 0.3 ms per KB). ``--crafted`` adds text made to be slow: 64 KiB of what each rule looks for
+(the slowest rule named, in CPU ms), and the 30 lines of 60 KB of ``token=`` + hex that
+tests/targets/out_crafted.py prints, redacted as one output answer.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import pprint
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
-from debugrelay.models import Variable, VariablesPage
-from debugrelay.redaction import Placeholders, Redactor
+from debugrelay.models import OutputLine, OutputPage, Variable, VariablesPage
+from debugrelay.redaction import BUILTIN_RULES, Placeholders, Redactor
 
 from ._harness import ROOT
 
@@ -93,5 +98,69 @@ def measure(rounds: int = 200) -> dict[str, Any]:
     return out
 
 
+_N = 64 * 1024
+CRAFTED: dict[str, Callable[[], str]] = {
+    "digits": lambda: "1" * _N,
+    "@": lambda: "@" * _N,
+    "a@": lambda: "a@" * (_N // 2),
+    "token=": lambda: "token=" * (_N // 6),
+    "token=<hex> over and over": lambda: "".join("token=" + os.urandom(4).hex() for _ in range(_N // 14)),
+    "password:": lambda: "password:" * (_N // 9),
+    "api_key=": lambda: "api_key=" * (_N // 8),
+    "-----BEGIN RSA PRIVATE KEY-----": lambda: "-----BEGIN RSA PRIVATE KEY-----" * (_N // 31),
+    "eyJ-": lambda: "eyJ-" * (_N // 4),
+    "://a:": lambda: "://a:" * (_N // 5),
+    "bearer ": lambda: "bearer " * (_N // 7),
+    'token="': lambda: 'token="' * (_N // 7),
+}
+
+
+def _cpu_ms(fn: Callable[[], Any], rounds: int = 3) -> float:
+    """The least CPU time of ``rounds`` runs (the machine's load left out), in ms."""
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.thread_time()
+        fn()
+        best = min(best, time.thread_time() - start)
+    return round(best * 1000, 1)
+
+
+def crafted() -> dict[str, Any]:
+    """Per crafted 64 KiB text: the whole redaction and its slowest rule, CPU ms."""
+    redactor = Redactor()
+    out: dict[str, Any] = {}
+    for name, make in CRAFTED.items():
+        text = make()
+        lowered = text.lower()
+        per_rule = {
+            rule.name: _cpu_ms(lambda r=rule, t=text: list(r.spans(t)), 1)
+            for rule in BUILTIN_RULES
+            if rule.applies(text, lowered)
+        }
+        slowest = max(per_rule.items(), key=lambda kv: kv[1], default=("-", 0.0))
+        out[name] = {
+            "total_ms": _cpu_ms(lambda t=text: redactor.text(t, Placeholders(), "output"), 1),
+            "slowest_rule": slowest[0],
+            "slowest_rule_ms": slowest[1],
+        }
+    return out
+
+
+def crafted_output() -> dict[str, Any]:
+    """The 30 lines of tests/targets/out_crafted.py redacted as one output answer, CPU ms."""
+    lines = ["".join("token=" + os.urandom(4).hex() for _ in range(4285)) + "\n" for _ in range(30)]
+    page = OutputPage(
+        outputs=[OutputLine(type="stdout", text=t, timestamp="2024-01-01T00:00:00Z") for t in lines],
+        cursor="30",
+        has_more=False,
+    )
+    ms = _cpu_ms(lambda: Redactor().walk(page, Placeholders(), "output"), 1)
+    return {"lines": len(lines), "kib": round(sum(map(len, lines)) / 1024), "answer_ms": ms, "ms_per_line": ms / 30}
+
+
 if __name__ == "__main__":
-    print(json.dumps(measure(), indent=2))
+    result = measure()
+    if "--crafted" in sys.argv:
+        result["crafted_64kib"] = crafted()
+        result["crafted_output_answer"] = crafted_output()
+    print(json.dumps(result, indent=2))

@@ -28,33 +28,42 @@ class Relay:
     """A ``debugrelay serve`` subprocess and an HTTP client bound to it."""
 
     def __init__(self, tmp: Path, env: dict[str, str] | None = None, args: list[str] | None = None) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = tmp / f"relay-{self.port}.log"
         full_env = {**os.environ, "DEBUGRELAY_STATE_DIR": str(tmp / "state"), **(env or {})}
-        with self.log.open("wb") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "debugrelay.cli", "serve", "--port", str(self.port), *(args or [])],
-                env=full_env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
         headers = {}
         if full_env.get("DEBUGRELAY_TOKEN"):
             headers["Authorization"] = f"Bearer {full_env['DEBUGRELAY_TOKEN']}"
-        self.http = httpx.Client(base_url=self.url, timeout=60, headers=headers)
-        self._wait_ready()
+        for attempt in range(3):  # a free port can be taken by another process before the relay binds it
+            self.port = free_port()
+            self.url = f"http://127.0.0.1:{self.port}"
+            self.log = tmp / f"relay-{self.port}.log"
+            with self.log.open("wb") as log:
+                self.proc = subprocess.Popen(
+                    [sys.executable, "-m", "debugrelay.cli", "serve", "--port", str(self.port), *(args or [])],
+                    env=full_env,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                )
+            self.http = httpx.Client(base_url=self.url, timeout=60, headers=headers)
+            try:
+                self._wait_ready()
+            except RuntimeError:
+                if attempt == 2 or "address already in use" not in self.log.read_text(errors="replace"):
+                    raise
+            else:
+                return
 
     def _wait_ready(self) -> None:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120  # a readiness bound, not a speed check: a loaded machine starts slowly
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
+                self.http.close()
                 raise RuntimeError(f"relay exited: {self.log.read_text()}")
             try:
                 if self.http.get("/health").status_code == 200:
                     return
             except httpx.TransportError:
                 time.sleep(0.05)
+        self.stop()  # no relay outlives the test that started it
         raise RuntimeError(f"relay did not start: {self.log.read_text()}")
 
     def stop(self) -> None:
@@ -70,7 +79,8 @@ class Relay:
 
 @pytest.fixture(scope="session")
 def relay(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Relay]:
-    r = Relay(tmp_path_factory.mktemp("relay"))
+    # the tests' own folders are the operator's: files there are read like the workspace's
+    r = Relay(tmp_path_factory.mktemp("relay"), env={"DEBUGRELAY_ALLOWED_ROOTS": str(tmp_path_factory.getbasetemp())})
     yield r
     r.stop()
 
@@ -147,7 +157,8 @@ class Sessions:
         return ok(self.http.post(f"/sessions/{sid}/launch", json={"script": script, **extra}))
 
     def wait(self, sid: str, timeout: float = 30) -> Any:
-        return ok(self.http.post(f"/sessions/{sid}/wait", json={"timeout": timeout}))
+        # the client waits longer than the long-poll itself, which answers by then
+        return ok(self.http.post(f"/sessions/{sid}/wait", json={"timeout": timeout}, timeout=timeout + 30))
 
     def start_at(self, script: str, marker: str, **launch: Any) -> tuple[str, Any]:
         """Create, break at ``# marker``, launch and wait for the stop: (session id, status)."""

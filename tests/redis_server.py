@@ -298,6 +298,28 @@ def kill_targets_of(client: redis.Redis, namespace: str) -> None:
                 kill_tree(adapter)
 
 
+def remove_store_targets(redis_url: str, namespace: str) -> None:
+    """Every container and network the relays of one store started (warm pools' too), by the store's label:
+    a relay killed on purpose leaves them for the next relay, and no next relay comes after a test."""
+    from debugrelay.config import Settings
+    from debugrelay.launchers.container import store_identity
+
+    label = {"label": f"debugrelay.store={store_identity(Settings(redis_url=redis_url, redis_namespace=namespace))}"}
+    with contextlib.suppress(Exception):
+        import docker
+
+        engine = docker.from_env()
+        try:
+            for container in engine.containers.list(all=True, filters=label):
+                with contextlib.suppress(Exception):
+                    container.remove(force=True, v=True)
+            for network in engine.networks.list(filters=label):
+                with contextlib.suppress(Exception):
+                    network.remove()
+        finally:
+            engine.close()
+
+
 class Cluster:
     """Relays sharing one Redis namespace, and everything they started, ended at teardown."""
 
@@ -322,6 +344,7 @@ class Cluster:
             if relay.proc.poll() is None:
                 relay.proc.kill()
                 relay.proc.wait(10)
+        remove_store_targets(self.server.url, self.namespace)
         if self.server.running:
             client = self.redis()
             try:

@@ -34,8 +34,11 @@ class Settings(msgspec.Struct, kw_only=True):
     lease_ttl: float = 10.0  # a session's owner renews its lease every ttl/3 seconds
     default_launcher: str = "local"
     session_timeout_minutes: float = 60.0
+    ui_session_minutes: float = 480.0  # a live view sign-in lasts this long at most
+    ui_idle_minutes: float = 60.0  # and ends sooner after this long without a request from its page
     max_sessions: int = 100
     output_buffer_entries: int = 10_000
+    output_buffer_bytes: int = 8 * 1024 * 1024  # output kept per session, in UTF-8 bytes: the oldest go first
     output_entry_max_chars: int = 65_536
     request_timeout: float = 10.0
     launch_timeout: float = 20.0
@@ -49,6 +52,10 @@ class Settings(msgspec.Struct, kw_only=True):
     writable_roots: str = ""  # folders a launch may mount writable (default: none)
     allowed_images: str = ""  # image patterns (fnmatch, comma separated) besides the project's own target images
     allow_root_targets: bool = False  # a launch may ask to run its container as root
+    # where a container target's ports are published (launch "ports"): loopback by default; a relay in a
+    # container binds every address of its container, on a range its compose file maps to the host
+    publish_host: str = "127.0.0.1"
+    publish_ports: str = ""  # "49200-49209": the host ports to publish on (default: any free one)
     launchers: str = (
         "local,docker"  # launchers offered (local, docker, kubernetes); compose: docker, deploy/: kubernetes
     )

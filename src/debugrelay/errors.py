@@ -145,11 +145,20 @@ class TargetGone(RelayError):
     default_hint = "The debug target has ended; read its output, then relaunch or delete the session."
 
 
+class ServiceUnreachable(RelayError):
+    """A request for the debugged service found nothing listening where the relay reaches the target."""
+
+    code = "service_unreachable"
+    status = 409  # the target's state (not started listening, ended), not the request, is at fault
+    default_hint = "Is the server listening on that port yet? Check the output, or wait and send again."
+
+
 class DebugpyError(RelayError):
     """debugpy answered a request with ``success: false``; the message is debugpy's own."""
 
     code = "debugger_error"
     status = 400
+    default_hint = "debugpy refused the request for the reason in the message; check ids against a fresh stack."
 
 
 class Unauthorized(RelayError):

@@ -59,7 +59,10 @@ def build_manager(settings: Settings) -> SessionManager:
     else:
         install_log_filter(redactor)
     store = open_store(
-        settings.redis_url, output_cap=settings.output_buffer_entries, namespace=settings.redis_namespace
+        settings.redis_url,
+        output_cap=settings.output_buffer_entries,
+        output_bytes=settings.output_buffer_bytes,
+        namespace=settings.redis_namespace,
     )
     manager = SessionManager(
         settings, store, build_launchers(settings), on_stop=with_post_mortem(inspection.remember_stop)

@@ -6,12 +6,15 @@ import contextlib
 import os
 import re
 import shutil
+import socket
 import subprocess
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.conftest import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 COMPOSE_FILE = REPO / "compose.yaml"
@@ -49,6 +52,23 @@ def clean_env(**extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
+def free_ports(count: int) -> int:
+    """The first of ``count`` consecutive ports free on loopback (a stack's own publish range)."""
+    for _ in range(100):
+        first = free_port()
+        if first + count > 65535:
+            continue
+        with contextlib.ExitStack() as held:
+            try:
+                for port in range(first, first + count):
+                    sock = held.enter_context(socket.socket())
+                    sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return first
+    raise RuntimeError(f"no {count} consecutive free ports")
+
+
 class Stack:
     """``compose.yaml`` under a project name of its own, with a workspace and an .env of its own."""
 
@@ -69,7 +89,12 @@ class Stack:
             text=True,
             check=True,
         ).stdout
-        self.env_file.write_text(written + f"DEBUGRELAY_TARGETS_NETWORK={self.project}-targets\n")
+        first = free_ports(2)
+        self.publish = (first, first + 1)  # the host ports a launch's "ports" are published on
+        self.env_file.write_text(
+            written
+            + f"DEBUGRELAY_TARGETS_NETWORK={self.project}-targets\nDEBUGRELAY_PUBLISH_PORTS={first}-{first + 1}\n"
+        )
         self.env_file.chmod(0o600)
         self.settings = dict(line.split("=", 1) for line in written.splitlines() if "=" in line)
         self.url = f"http://127.0.0.1:{port}"

@@ -5,16 +5,19 @@ developer's ``make up``; everything it made is gone at the end."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 import pytest
 
-from tests.conftest import free_port, ok
+from tests.conftest import Sessions, free_port, line_of, ok
 from tests.docker.stack import (
     REPO,
     STACK_IMAGES,
@@ -31,13 +34,15 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 SCRIPT = Path("tests/targets/basic.py")
 EXAMPLE = Path("docker/example_app/app.py")
+REACH = Path("tests/targets/reach.py")
+ORDERS = Path("tests/targets/svc_orders.py")
 
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     """A user's folder: the files the README's block names, readable by the relay's own user."""
     root = tmp_path / "workspace"
-    for relative in (SCRIPT, EXAMPLE):
+    for relative in (SCRIPT, EXAMPLE, REACH, ORDERS):
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(REPO / relative, root / relative)
     for path in (tmp_path, *root.rglob("*"), root):
@@ -61,14 +66,24 @@ def healthy(http: httpx.Client) -> bool:
         return False
 
 
+def started(stack: Stack) -> httpx.Client:
+    """``compose up`` of the stack, and a client with its token once the relay answers /health."""
+    stack.compose("up", "-d")
+    token = stack.settings["DEBUGRELAY_TOKEN"]
+    http = httpx.Client(base_url=stack.url, timeout=90, headers={"Authorization": f"Bearer {token}"})
+    try:
+        poll(lambda: healthy(http), timeout=60, what="the relay under compose answering /health")
+    except BaseException:
+        http.close()
+        raise
+    return http
+
+
 def test_the_readme_compose_block_works_and_a_killed_relay_comes_back_paused(
     docker_client: Any, stack: Stack, workspace: Path
 ) -> None:
-    stack.compose("up", "-d")
-    token = stack.settings["DEBUGRELAY_TOKEN"]
-    http = httpx.Client(base_url=stack.url, timeout=60, headers={"Authorization": f"Bearer {token}"})
+    http = started(stack)
     try:
-        poll(lambda: healthy(http), timeout=60, what="the relay under compose answering /health")
         assert http.get("/health").json()["store"] == "redis"
         assert httpx.get(f"{stack.url}/sessions").status_code == 401  # the token is required
 
@@ -120,3 +135,168 @@ def test_the_readme_compose_block_works_and_a_killed_relay_comes_back_paused(
     stack.down()
     poll(lambda: not leftovers(docker_client, stack.project, stack.sessions), what="nothing of the stack left")
     assert leftovers(docker_client, stack.project, stack.sessions) == []
+
+
+def host_addresses(engine: Any, project: str) -> dict[str, str]:
+    """The host's own IPv4 addresses a container could aim at: its interfaces' (loopback aside) and the
+    gateway of the stack's own network (the host's address on that bridge)."""
+    found = {
+        f"the host's {name}": address.address
+        for name, addresses in psutil.net_if_addrs().items()
+        for address in addresses
+        if address.family == socket.AF_INET and not address.address.startswith("127.") and not name.startswith("br-")
+    }
+    stack_net = engine.networks.get(f"{project}_relay")
+    found["the stack network's gateway"] = stack_net.attrs["IPAM"]["Config"][0]["Gateway"]
+    return found
+
+
+def test_a_target_reaches_nothing_of_the_host_nor_the_relays_api(
+    docker_client: Any, stack: Stack, workspace: Path
+) -> None:
+    """A program in a container target aims at every address of the host (a service listening on all
+    of them), its own network's gateway and the relay: nothing answers, while the relay debugs it."""
+    listener = socket.socket()
+    listener.bind(("0.0.0.0", 0))
+    listener.listen(64)
+    port = listener.getsockname()[1]
+    http = started(stack)
+    sessions = Sessions(http)
+    try:
+        script = str(workspace / REACH)
+        sid = sessions.create()
+        stack.sessions.append(sid)
+        sessions.bp(sid, script, line_of(script, "probe-here"))
+        sessions.launch(sid, script)
+        assert sessions.wait(sid, timeout=60)["status"] == "paused"
+
+        def probe(expression: str) -> str:
+            return str(ok(http.post(f"/sessions/{sid}/evaluate", json={"expression": expression}))["result"])
+
+        (target,) = docker_client.containers.list(filters={"label": f"debugrelay.session={sid}"})
+        network = target.labels["debugrelay.network"]
+        relay = docker_client.containers.get(stack.container_id("relay"))
+        relay_addresses = {name: n["IPAddress"] for name, n in relay.attrs["NetworkSettings"]["Networks"].items()}
+        aims = [("its network's gateway", "gateway()", port)]
+        aims += [(where, repr(a), port) for where, a in host_addresses(docker_client, stack.project).items()]
+        aims += [(f"the relay on {name}", repr(a), 8765) for name, a in relay_addresses.items() if name != network]
+        for where, address, to in aims:
+            answer = probe(f"reach({address}, {to})")
+            assert "failed" in answer, f"{where} ({address}:{to}): {answer}"
+
+        # the relay's own address on the target's network: connected, then closed unread
+        request = b"GET /health HTTP/1.0\r\nHost: relay\r\n\r\n"
+        answer = probe(f"reach({relay_addresses[network]!r}, 8765, {request!r})")
+        assert "HTTP" not in answer, answer
+        listener.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # no connection ever reached the host's listener
+        # nor does an app on the network of apps to attach to (the example app) get the API
+        app = docker_client.containers.get(stack.container_id("example-app"))
+        program = f"{(REPO / REACH).read_text()}\nprint(reach('relay', 8765, {request!r}))"
+        asked = app.exec_run(["python3", "-c", program])
+        assert asked.exit_code == 0 and b"connected" in asked.output and b"HTTP" not in asked.output, asked.output
+
+        # and the relay still drives the target through that network
+        assert probe("gateway() is not None") == "True"
+        ok(http.post(f"/sessions/{sid}/continue"))
+        done = sessions.wait(sid, timeout=60)
+        assert done["status"] == "terminated" and done["exit_code"] == 0
+        ok(http.delete(f"/sessions/{sid}"))
+    finally:
+        listener.close()
+        with contextlib.suppress(httpx.TransportError):
+            sessions.cleanup()
+        http.close()
+    stack.down()
+    assert leftovers(docker_client, stack.project, stack.sessions) == []
+
+
+def test_a_handler_in_a_container_is_debugged_in_four_calls_and_reached_at_its_published_url(
+    docker_client: Any, stack: Stack, workspace: Path
+) -> None:
+    """Seed 004 §3.2 under compose: breakpoint, request, read, continue; the service's port published on
+    the host's loopback through the relay, which no target reaches it through."""
+    http = started(stack)
+    sessions = Sessions(http)
+    try:
+        script = str(workspace / ORDERS)
+        sid = sessions.create()
+        stack.sessions.append(sid)
+        launched = sessions.launch(sid, script, args=["8000"], ports=[8000], ready={"port": 8000, "timeout": 120})
+        assert launched["ready"] == "listening", launched
+        [published] = launched["published"]
+        assert published["url"] == f"http://127.0.0.1:{stack.publish[0]}", launched
+        assert httpx.get(published["url"] + "/orders/1", timeout=30).text == '{"order": 1, "total": 8}'
+
+        sessions.bp(sid, script, line_of(script, "handler-line"))  # 1
+        stop = ok(http.post(f"/sessions/{sid}/request", json={"path": "/orders/7"}))  # 2
+        assert stop["status"] == "paused" and stop["request"]["state"] == "pending", stop
+        assert ok(http.post(f"/sessions/{sid}/evaluate", json={"expression": "order_id"}))["result"] == "7"  # 3
+
+        # from the paused service, the relay's publish port on the target's own network: closed unread
+        (target,) = docker_client.containers.list(filters={"label": f"debugrelay.session={sid}"})
+        relay = docker_client.containers.get(stack.container_id("relay"))
+        relay_ip = relay.attrs["NetworkSettings"]["Networks"][target.labels["debugrelay.network"]]["IPAddress"]
+        ask = (
+            "(lambda s: (s.settimeout(10), s.sendall(b'GET /orders/1 HTTP/1.0\\r\\n\\r\\n'), s.recv(100))[2])"
+            f"(__import__('socket').create_connection(({relay_ip!r}, {stack.publish[0]}), 10))"
+        )
+        asked = http.post(f"/sessions/{sid}/evaluate", json={"expression": ask}).json()
+        assert asked.get("result") == "b''" or "ConnectionResetError" in asked["error"]["message"], asked
+
+        went_on = ok(http.post(f"/sessions/{sid}/continue", json={"wait": 2}))  # 4
+        rid = stop["request"]["request_id"]
+        done = {r["request_id"]: r for r in went_on.get("requests", [])}
+        answer = done.get(rid) or ok(http.get(f"/sessions/{sid}/requests/{rid}"))
+        assert answer["response"]["body"] == '{"order": 7, "total": 26}', answer
+        ok(http.delete(f"/sessions/{sid}"))
+    finally:
+        http.close()
+
+
+def test_an_attached_app_paused_under_compose_stays_paused_through_a_relay_killed_9(
+    docker_client: Any, stack: Stack, workspace: Path
+) -> None:
+    """The example app attached to (seed 004 §3.2), paused in its handler: the relay's container is killed
+    with SIGKILL, and the relay that comes back finds it paused where it was, its breakpoint kept."""
+    http = started(stack)
+    sessions = Sessions(http)
+    try:
+        app = workspace / EXAMPLE
+        mappings = [{"local_root": str(app.parent), "remote_root": "/app"}]
+        sid = ok(
+            http.post(
+                "/sessions", json={"mode": "attach", "host": "example-app", "port": 5678, "path_mappings": mappings}
+            ),
+            201,
+        )["session_id"]
+        stack.sessions.append(sid)
+        held = ok(http.get(f"/sessions/{sid}"))
+        assert held["survives_relay_restart"] is True, held
+        lines = app.read_text().splitlines()
+        line = 2 + next(i for i, text in enumerate(lines) if text.startswith("def process_order"))  # its first line
+        sessions.bp(sid, str(app), line)
+        paused = sessions.wait(sid, timeout=60)
+        assert paused["status"] == "paused" and paused["location"]["file"] == str(app), paused
+        order = ok(http.post(f"/sessions/{sid}/evaluate", json={"expression": "order"}))["result"]
+
+        relay = docker_client.containers.get(stack.container_id("relay"))
+        relay.kill(signal="SIGKILL")
+        stack.compose("up", "-d", "relay")
+        poll(lambda: healthy(http), timeout=60, what="the relay back")
+
+        def back() -> Any:
+            status = http.get(f"/sessions/{sid}/status")
+            return status.json() if status.status_code == 200 and status.json()["status"] == "paused" else None
+
+        again = poll(back, timeout=60, what="the attached app back, paused")
+        assert again["location"] == paused["location"] and again["recovered"] is True, again
+        assert ok(http.post(f"/sessions/{sid}/evaluate", json={"expression": "order"}))["result"] == order
+        assert [b["line"] for b in ok(http.get(f"/sessions/{sid}/breakpoints"))["breakpoints"]] == [line]
+        ok(http.post(f"/sessions/{sid}/continue"))
+        assert sessions.wait(sid, timeout=60)["status"] == "paused"  # the next order, at the kept breakpoint
+        ok(http.post(f"/sessions/{sid}/detach"))
+        assert docker_client.containers.list(filters={"label": f"debugrelay.session={sid}"}) == []  # the keeper went
+    finally:
+        http.close()

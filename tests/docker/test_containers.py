@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from tests.conftest import Relay, Sessions, line_of, ok, output_text, target
+from tests.integration.test_host_files import HostFiles
 
 BASIC = target("basic.py")
 ASK = target("ask.py")
@@ -296,3 +297,12 @@ def test_a_statement_over_several_lines_stops_once_per_execution_in_a_container(
         status = sessions.wait(sid, timeout=60)
     assert seen == ["0", "1", "2"]
     assert status["exit_code"] == 0
+
+
+def test_a_container_program_cannot_make_the_relay_show_host_files(docker_client: Any, tmp_path: Path) -> None:
+    # the frames name a file of the relay's host the container does not have, and the relay's environment
+    host = HostFiles(tmp_path)
+    try:
+        host.shows_no_host_file(launcher="docker", stop_on_exception="uncaught")
+    finally:
+        host.stop()

@@ -3,7 +3,9 @@ naming the setting, and nothing is started. Targets cannot reach each other's de
 
 from __future__ import annotations
 
+import os
 import shutil
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,9 +13,11 @@ from typing import Any
 import httpx
 import pytest
 
+from debugrelay.launchers.policy import SCAN_ENTRIES
 from tests.conftest import Relay, Sessions, error_of, line_of, ok, target
 
 BASIC = target("basic.py")
+REACH = target("reach.py")
 
 
 class Workspace:
@@ -113,6 +117,58 @@ def test_the_docker_socket_is_never_mountable(ws: Workspace) -> None:
         assert "socket" in err["message"]
 
 
+def test_a_folder_holding_a_socket_or_a_fifo_is_never_mounted(ws: Workspace) -> None:
+    """A socket or a FIFO reaches the process behind it through any bind mount, read-only too: a
+    mounted folder holding one, at any depth, is refused with its path; one the target cannot reach
+    (in a folder only root may enter) is no reason to refuse."""
+    shared = ws.root / "shared"
+    deep = shared / "run" / "deep"
+    deep.mkdir(parents=True)
+    agent = socket.socket(socket.AF_UNIX)
+    folder = os.open(deep, os.O_RDONLY | os.O_DIRECTORY)
+    try:  # a socket path is bound to 108 bytes: reach the test's deep folder through a short name
+        agent.bind(f"/proc/self/fd/{folder}/agent.sock")
+    finally:
+        os.close(folder)
+    agent.listen()
+    try:
+        for field, launch in (
+            ("mounts", {"mounts": {str(shared): "/data"}}),
+            ("pythonpath", {"pythonpath": [str(shared)]}),
+            ("cwd", {"cwd": str(shared)}),
+        ):
+            err = ws.refused(launch, "none")
+            assert err["details"]["field"] == field and err["details"]["found"] == str(deep / "agent.sock"), err
+            assert "socket" in err["message"] and str(deep / "agent.sock") in err["message"]
+            assert "Mount a folder without it" in err["hint"]
+    finally:
+        agent.close()
+    (deep / "agent.sock").unlink()
+    os.mkfifo(deep / "commands")
+    err = ws.refused({"mounts": {str(shared): "/data"}}, "none")
+    assert "FIFO" in err["message"] and err["details"]["found"] == str(deep / "commands")
+    err = ws.refused({"mounts": {str(deep / "commands"): "/commands"}}, "none")
+    assert "is a FIFO" in err["message"]
+
+    # a tree too big to search is refused rather than half-searched
+    crowd = ws.root / "crowd" / "files"
+    crowd.mkdir(parents=True)
+    for n in range(SCAN_ENTRIES + 1):
+        (crowd / str(n)).touch()
+    err = ws.refused({"mounts": {str(ws.root / "crowd"): "/data"}}, "none")
+    assert err["details"]["limit"] == SCAN_ENTRIES and "too many to check" in err["message"]
+    shutil.rmtree(ws.root / "crowd")
+
+    # the same folder, its FIFO now in a folder only root may enter: the target (uid 10001) cannot reach it
+    closed = shared / "closed"
+    closed.mkdir(mode=0o700)
+    os.chown(closed, 0, 0)
+    (deep / "commands").rename(closed / "commands")
+    sid = ws.sessions.create()
+    ws.sessions.launch(sid, ws.script, mounts={str(shared): "/data"})
+    assert ws.sessions.wait(sid, timeout=60)["exit_code"] == 0
+
+
 def test_root_images_off_the_list_writable_and_limits_are_refused(ws: Workspace) -> None:
     ws.refused({"root": True}, "DEBUGRELAY_ALLOW_ROOT_TARGETS")
     ws.refused({"image": "debugrelay/relay:latest"}, "DEBUGRELAY_ALLOWED_IMAGES")
@@ -178,3 +234,29 @@ def test_one_target_cannot_reach_another_targets_debugger(
     # nor anything outside its network (no egress)
     egress = ok(api.post(f"/sessions/{first}/evaluate", json={"expression": _connect_errno("1.1.1.1", 80)}))
     assert egress["result"] != "0", egress
+
+
+def test_a_target_gets_nothing_from_the_relays_api_through_its_network(docker_client: Any, tmp_path: Path) -> None:
+    """A relay listening on every address is reachable from a target's bridge: the connection is
+    closed before a byte of it is read, while the relay goes on driving the target."""
+    relay = Relay(
+        tmp_path,
+        env={"DEBUGRELAY_TOKEN": "a-token-for-this-test", "DEBUGRELAY_LAUNCHERS": "docker"},
+        args=["--host", "0.0.0.0"],
+    )
+    sessions = Sessions(relay.http)
+    try:
+        sid = sessions.create()
+        sessions.bp(sid, REACH, line_of(REACH, "probe-here"))
+        sessions.launch(sid, REACH, launcher="docker")
+        assert sessions.wait(sid, timeout=60)["status"] == "paused"
+        request = b"GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n"
+        probe = f"reach(gateway(), {relay.port}, {request!r})"
+        answer = ok(relay.http.post(f"/sessions/{sid}/evaluate", json={"expression": probe}))["result"]
+        assert "HTTP" not in answer, answer
+        assert relay.http.get("/health").status_code == 200  # a client on the machine still gets in
+        ok(relay.http.post(f"/sessions/{sid}/continue"))
+        assert sessions.wait(sid, timeout=60)["exit_code"] == 0
+    finally:
+        sessions.cleanup()
+        relay.stop()

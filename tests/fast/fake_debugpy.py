@@ -38,6 +38,7 @@ class Program:
     steps: list[Step]
     exit_code: int = 0
     loops: bool = False  # after its last step it runs on (a busy loop) until paused
+    refusals: dict[str, str] = field(default_factory=dict)  # command -> the message debugpy refuses it with
 
 
 class FakeDebugpy:
@@ -79,6 +80,9 @@ class FakeDebugpy:
                 request = json.loads(data)
                 command, args = request["command"], request.get("arguments") or {}
                 self.requests.append(command)
+                if command in self.program.refusals:
+                    send(_response(request, success=False, message=self.program.refusals[command]))
+                    continue
                 try:
                     body = self._answer(command, args, event)
                 except LookupError as exc:

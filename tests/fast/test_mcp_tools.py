@@ -14,7 +14,7 @@ from mcp.types import CallToolResult
 
 from debugrelay.api import create_app
 from debugrelay.client import AsyncRelayClient, RemoteService
-from debugrelay.mcp_server import build_server
+from debugrelay.mcp_server import DebugTools, build_server
 from debugrelay.service import DebugService, RelayService
 
 from .conftest import ADD, BASIC
@@ -87,8 +87,8 @@ async def test_errors_name_tools_either_way(kind: str, service: RelayService) ->
 
 
 async def test_the_tool_list_is_small_and_every_argument_is_described(service: RelayService) -> None:
-    """The tool list is read by the model in every conversation: the debugger's tools stay within 10,000
-    bytes of JSON, all of them within 12,500; an argument without a description of its own is one the
+    """The tool list is read by the model in every conversation: the debugger's tools stay within 10,200
+    bytes of JSON, all of them within 13,300; an argument without a description of its own is one the
     server's instructions describe."""
     server = build_server(service)
     async with Client(server) as client:
@@ -98,12 +98,25 @@ async def test_the_tool_list_is_small_and_every_argument_is_described(service: R
         dumped = [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in chosen]
         return len(json.dumps(dumped, separators=(",", ":")).encode())
 
-    evidence = {"debug_snapshot", "debug_analyze", "debug_capture", "debug_evidence"}
-    core = [t for t in tools if t.name not in evidence]
-    assert len(core) == 24 and len(tools) == 28
-    assert size(core) <= 10_000  # the debugger's tools
-    assert size(tools) <= 12_500  # with the evidence tools (snapshots, patterns, capture points)
+    extra = {"debug_snapshot", "debug_analyze", "debug_capture", "debug_evidence", "debug_request"}
+    core = [t for t in tools if t.name not in extra]
+    assert len(core) == 24 and len(tools) == 29
+    assert size(core) <= 10_200  # the debugger's tools (with processes: show_pid; a service: launch port)
+    assert size(tools) <= 13_300  # with the evidence tools (snapshots, patterns, capture points) and requests
     instructions = server.instructions or ""
     for tool in tools:
         for name, prop in tool.input_schema["properties"].items():
             assert prop.get("description") or f"{name} (" in instructions, f"{tool.name}.{name}"
+
+
+async def test_each_tool_says_at_its_definition_what_the_list_says_of_it(service: RelayService) -> None:
+    """A tool's name, read-only annotation and place among the debugger's core tools are declared once, where
+    the tool is defined (``@tool``), and the tool list follows them."""
+    toolset = DebugTools(service)
+    specs, made = toolset.specs(), toolset.tools()
+    assert [s.name for s in specs] == [t.name for t in made]
+    assert len({s.name for s in specs}) == len(specs) == 29
+    extra = {"debug_snapshot", "debug_analyze", "debug_capture", "debug_evidence", "debug_request"}
+    assert {s.name for s in specs if not s.core} == extra
+    for spec, tool in zip(specs, made, strict=True):
+        assert bool(tool.annotations and tool.annotations.read_only_hint) == spec.read_only, spec.name

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from debugrelay.errors import EvaluationError, InvalidRequest, NotPaused, TooManyWaits
+from debugrelay.errors import EvaluationError, InvalidRequest, NotPaused, TargetGone, TooManyWaits
 from debugrelay.models import LaunchRequest, limits
 from debugrelay.service import RelayService
 from debugrelay.sessions import BreakpointRequest
@@ -127,3 +127,17 @@ async def test_long_polls_on_one_session_are_bounded(service: RelayService, prog
     assert {a.status for a in answers} == {"paused"}
     assert service.manager.open_waits[sid] == 0
     assert (await service.wait(sid, 0)).status == "paused"
+
+
+async def test_a_pause_while_the_program_goes_away_is_a_state_conflict_with_a_hint(
+    service: RelayService, program: Program
+) -> None:
+    program.loops = True
+    # what debugpy's adapter answers once the program's side of it has gone
+    program.refusals["pause"] = "Server[pid=4242] disconnected unexpectedly"
+    sid = (await service.create_session(name="going")).session_id
+    await service.launch(sid, LaunchRequest(script=BASIC))
+    with pytest.raises(TargetGone) as caught:
+        await service.pause(sid)
+    assert caught.value.status == 409
+    assert "going away" in caught.value.message and caught.value.hint

@@ -97,7 +97,8 @@ async def test_a_blank_line_after_a_function_suggests_its_last_statement_and_non
         work()
         ''',
     )
-    async with stdio_agent(tmp_path) as agent:
+    # the relay checks lines of files in the folders it reads sources from: the agent's project
+    async with stdio_agent(tmp_path, env={"DEBUGRELAY_WORKSPACE": str(tmp_path)}) as agent:
         bp = await agent.call("debug_set_breakpoint", file=str(script), line=4)
         assert bp["verified"] is False
         assert bp["suggestion"]["line"] == 3  # the statement above in the same function
@@ -283,4 +284,165 @@ async def test_a_counted_breakpoint_on_a_hot_line_shows_its_hits_and_the_slowdow
         [bp] = (await agent.call("debug_status"))["breakpoints"]
         assert bp["hit_count"] >= runs["hit_count"]
         assert bp["runs_per_second"] > 0
+        await agent.call("debug_disconnect", forget=True)
+
+
+BLANK = """
+def work():
+    total = 1
+    return total  # last
+
+
+print(work())
+"""
+
+
+def test_breakpoints_given_with_a_cli_launch_are_checked_and_a_blank_line_gets_its_suggestion(
+    relay: Relay, tmp_path: Path
+) -> None:
+    script = write(tmp_path, "blank.py", BLANK)
+    cli = Cli(relay)
+    end = cli("launch", str(script), "--break", f"{script}:4", "--break", f"{script}:3")
+    assert end["status"] == "paused"
+    [blank] = end["unverified_breakpoints"]
+    assert blank["at"] == f"{script}:4"
+    assert "only whitespace" in blank["message"]
+    # the same check and suggestion as a breakpoint set on its own
+    assert blank["suggestion"]["line"] == 3
+    assert blank["suggestion"] == cli("breakpoints", end["session_id"])["breakpoints"][0]["suggestion"]
+    cli("delete", end["session_id"])
+
+
+@pytest.mark.asyncio
+async def test_launching_a_fixed_copy_ends_the_paused_program_and_says_which_session(tmp_path: Path) -> None:
+    script = write(tmp_path, "blank.py", BLANK)
+    fixed = write(tmp_path, "blank_fixed.py", BLANK.replace("total = 1", "total = 2"))
+    async with stdio_agent(tmp_path) as agent:
+        first = await agent.call("debug_launch", script=str(script), breakpoints=[f"{script}:3"])
+        assert first["status"] == "paused"
+        second = await agent.call("debug_launch", script=str(fixed))
+        assert second["session_id"] != first["session_id"]
+        assert second["ended_session"] == {
+            "session_id": first["session_id"],
+            "program": str(script),
+            "was": "paused",
+            "now": "terminated",
+        }
+        # nothing is left paused behind the agent's back
+        old = await agent.call("debug_status", session_id=first["session_id"])
+        assert old["status"] == "terminated"
+        await agent.call("debug_disconnect", forget=True)
+        await agent.call("debug_disconnect", session_id=first["session_id"], forget=True)
+
+
+def test_cli_pause_answers_like_a_step_and_delete_defaults_to_the_latest_session(relay: Relay) -> None:
+    cli = Cli(relay)
+    loop = target("loop.py")
+    sid = cli("launch", loop, "--wait", "0")["session_id"]
+    stop = cli("pause")
+    assert stop["status"] == "paused", stop
+    # the source line and locals, as continue and step answer a stop
+    assert stop["code"], stop
+    assert "total" in stop["locals"], stop
+    assert cli("delete") == {"deleted": True, "session_id": sid}
+
+
+def test_http_launch_on_a_paused_session_restarts_it_as_mcp_and_the_cli_do(api: httpx.Client) -> None:
+    sid = ok(api.post("/sessions"), 201)["session_id"]
+    try:
+        ok(api.post(f"/sessions/{sid}/breakpoints", json={"file": BASIC, "line": ADD}))
+        ok(api.post(f"/sessions/{sid}/launch", json={"script": BASIC}))
+        first = ok(api.post(f"/sessions/{sid}/wait", json={"timeout": 30}))
+        assert first["status"] == "paused", first
+        again = ok(api.post(f"/sessions/{sid}/launch", json={"script": BASIC}))
+        assert again["restarted"] == "the program was paused: it was ended and runs again"
+        stop = ok(api.post(f"/sessions/{sid}/wait?locals=true", json={"timeout": 30}))
+        assert (stop["status"], stop["locals"]) == ("paused", {"a": "0", "b": "3"})  # the first stop, again
+    finally:
+        api.delete(f"/sessions/{sid}")
+
+
+@pytest.mark.asyncio
+async def test_errors_and_ends_say_what_happened_in_the_words_the_stop_uses(tmp_path: Path) -> None:
+    script = write(
+        tmp_path,
+        "shapes.py",
+        """
+        def area(shape):
+            return shape.width * shape.height  # area-line
+
+
+        def main():
+            shape = object()
+            print("ready")  # eval-here
+            area(shape)
+
+
+        main()
+        """,
+    )
+    here, raised = line_of(str(script), "eval-here"), line_of(str(script), "area-line")
+    async with stdio_agent(tmp_path) as agent:
+        stop = await agent.call("debug_launch", script=str(script), breakpoints=[f"{script}:{here}"])
+        assert stop["location"]["line"] == here, stop
+        # a call the expression makes raises in the program's code: the error says where
+        failed = await agent.error("debug_evaluate", expression="area(shape)")
+        assert failed["message"].startswith("AttributeError: 'object' object has no attribute 'width'"), failed
+        assert f"(raised at {script}:{raised} in area)" in failed["message"], failed
+        assert failed["details"]["raised_at"] == {"file": str(script), "line": raised, "function": "area"}
+        # an expression that is not Python never ran in the program
+        broken = await agent.error("debug_evaluate", expression="shape.")
+        assert broken["message"].startswith("SyntaxError"), broken
+        assert "raised in the program" not in broken["hint"], broken
+        assert "not valid Python" in broken["hint"], broken
+        # the stop and the autopsy name the exception the same way
+        crash = await agent.call("debug_continue")
+        assert crash["exception"]["type"] == "AttributeError", crash
+        autopsy = await agent.call("exception_autopsy")
+        assert autopsy["exception"]["type"] == "AttributeError", autopsy
+        # an end the agent asked for is not blamed on the outside or on memory
+        end = await agent.call("debug_disconnect")
+        assert end["status"] == "terminated", end
+        assert "killed from outside" not in end.get("description", ""), end
+        assert "as asked" in end.get("description", "as asked"), end
+        await agent.call("debug_disconnect", forget=True)
+
+
+@pytest.mark.asyncio
+async def test_a_runaway_recursion_shows_its_caller_and_the_call_that_recursed(tmp_path: Path) -> None:
+    script = write(
+        tmp_path,
+        "runaway.py",
+        """
+        def descend(n, label):
+            return descend(n + 1, label)  # recursive-call
+
+
+        def test_descend():
+            label = "a label long enough to be cut when it is shown as an argument of the recursion"
+            descend(0, label)  # calls-descend
+
+
+        test_descend()  # module-call
+        """,
+    )
+    recursed = line_of(str(script), "recursive-call")
+    async with stdio_agent(tmp_path) as agent:
+        stop = await agent.call("debug_launch", script=str(script))
+        assert stop["exception"]["type"] == "RecursionError", stop
+        # the line that recursed, not the 'def' line Python raises it at
+        assert stop["location"]["line"] == recursed, stop
+        assert stop["code"] == "return descend(n + 1, label)  # recursive-call", stop
+
+        stack = await agent.call("debug_stacktrace")
+        names = [f["name"] for f in stack["frames"]]
+        assert names[0] == "descend" and stack["frames"][0]["repeated"] > 100, stack["frames"][0]
+        # what called the recursion is there, and the frames left out between are said with how to read them
+        assert names[-2:] == ["test_descend", "<module>"], names
+        assert stack["frames"][-1]["line"] == line_of(str(script), "module-call"), stack["frames"]
+        if "left_out" in stack:
+            assert "start=" in stack["left_out"], stack
+        # a value cut in the folded recursion's arguments says so as every cut value does
+        assert "<cut:" in stack["frames"][0]["arguments"], stack["frames"][0]
+        assert "..." not in stack["frames"][0]["arguments"].replace("<cut:", ""), stack["frames"][0]
         await agent.call("debug_disconnect", forget=True)

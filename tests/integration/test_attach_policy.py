@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import ipaddress
+import json
+import os
 import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
+import psutil
 import pytest
 
-from tests.conftest import error_of, ok
+from tests.conftest import Relay, Sessions, error_of, free_port, line_of, ok, target, until
+from tests.redis_server import Cluster
 
 pytestmark = pytest.mark.integration
 
@@ -67,3 +75,197 @@ def test_hosts_beyond_loopback_need_the_operator(api: httpx.Client) -> None:
     error = error_of(api.post("/sessions", json={"mode": "attach", "host": "192.0.2.10", "port": 5678}), 403, "refused")
     assert error["details"]["setting"] == "DEBUGRELAY_ATTACH_HOSTS"
     assert session_ids(api) == before
+
+
+# -- a name is resolved once: the address checked is the address reached ------------------------------
+
+LOOP = target("loop.py")
+
+# A mock of the system resolver, loaded into the relay process by Python's sitecustomize hook: the
+# resolver is the one boundary this test cannot start (the relay has no DNS server setting, and the
+# machine's resolver is not ours to change). REBIND_NAME answers 127.0.0.1 to its first lookup and
+# REBIND_OTHER to every later one, as a rebinding DNS server does; every other name goes through.
+RESOLVER_MOCK = """
+import os, socket
+
+_real = socket.getaddrinfo
+_name, _other = os.environ["REBIND_NAME"], os.environ["REBIND_OTHER"]
+_lookups = []
+
+
+def _rebinding(host, port, *args, **kwargs):
+    if host != _name:
+        return _real(host, port, *args, **kwargs)
+    _lookups.append(host)
+    return _real("127.0.0.1" if len(_lookups) == 1 else _other, port, *args, **kwargs)
+
+
+socket.getaddrinfo = _rebinding
+"""
+
+
+def debugpy_listening(host: str, port: int) -> subprocess.Popen[bytes]:
+    """``python -m debugpy --listen HOST:PORT loop.py``, as someone starts a program to attach to."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "debugpy", "--listen", f"[{host}]:{port}", LOOP],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+    def listening() -> bool:
+        assert proc.poll() is None, "debugpy exited"
+        found = psutil.net_connections()
+        return any(c.laddr and c.laddr.port == port and c.status == psutil.CONN_LISTEN for c in found)
+
+    until(listening, "debugpy to listen")
+    return proc
+
+
+def end_debugpy(proc: subprocess.Popen[bytes], port: int) -> None:
+    """The program this test started and its debugpy adapter (which detaches from it)."""
+    for other in psutil.process_iter(["cmdline"]):
+        cmdline = " ".join(other.info.get("cmdline") or [])
+        if "debugpy" in cmdline and f"--port {port}" in cmdline:
+            other.kill()
+    proc.kill()
+    proc.wait()
+
+
+def own_address() -> str | None:
+    """An IPv4 address of this machine that is not loopback (the relay's policy refuses it unlisted)."""
+    for addresses in psutil.net_if_addrs().values():
+        for entry in addresses:
+            if entry.family == socket.AF_INET:
+                address = ipaddress.ip_address(entry.address)
+                if not (address.is_loopback or address.is_link_local):
+                    return str(address)
+    return None
+
+
+class Knocks:
+    """A listener on ``address:port`` that counts the connections it gets and hangs up on them."""
+
+    def __init__(self, address: str, port: int) -> None:
+        self.server = socket.create_server((address, port))
+        self.server.settimeout(0.1)
+        self.count = 0
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self.serve)
+        self.thread.start()
+
+    def serve(self) -> None:
+        while not self.done.is_set():
+            try:
+                conn, _ = self.server.accept()
+            except TimeoutError:
+                continue
+            self.count += 1
+            conn.close()
+
+    def close(self) -> None:
+        self.done.set()
+        self.thread.join()
+        self.server.close()
+
+
+def test_a_rebinding_name_reaches_only_the_address_that_was_checked(tmp_path: Path) -> None:
+    other = own_address()
+    if other is None:
+        pytest.skip("this machine has no address beside loopback")
+    knocks = Knocks(other, 0)
+    port: int = knocks.server.getsockname()[1]  # the same port on both addresses
+    program = debugpy_listening("127.0.0.1", port)
+    mock = tmp_path / "resolver"
+    mock.mkdir()
+    (mock / "sitecustomize.py").write_text(RESOLVER_MOCK)
+    env = {
+        "PYTHONPATH": os.pathsep.join([str(mock), os.environ.get("PYTHONPATH", "")]),
+        "REBIND_NAME": "rebind.example",
+        "REBIND_OTHER": other,
+    }
+    relay = Relay(tmp_path, env=env)
+    try:
+        api, sessions = relay.http, Sessions(relay.http)
+        answer = api.post("/sessions", json={"mode": "attach", "host": "rebind.example", "port": port})
+        assert knocks.count == 0  # the address the name answered after the check is never connected to
+        sid = ok(answer, 201)["session_id"]
+        sessions.created.append(sid)
+        until(lambda: ok(api.get(f"/sessions/{sid}"))["status"] in ("running", "paused"), "the attach")
+        detail = ok(api.get(f"/sessions/{sid}"))
+        assert detail["target"]["host"] == "127.0.0.1"  # the address checked, kept for reconnections
+        sessions.bp(sid, LOOP, line_of(LOOP, "forever"))
+        assert sessions.wait(sid)["status"] == "paused"
+        assert knocks.count == 0
+        ok(api.post(f"/sessions/{sid}/detach"))
+    finally:
+        relay.stop()
+        knocks.close()
+        end_debugpy(program, port)
+
+
+def test_a_listed_name_is_reached_at_the_address_it_was_checked_at(tmp_path: Path) -> None:
+    name = socket.gethostname()  # resolved by the machine's own resolver, as the relay resolves it
+    checked = socket.getaddrinfo(name, None, type=socket.SOCK_STREAM)[0][4][0]
+    port = free_port()
+    program = debugpy_listening(checked, port)
+    relay = Relay(tmp_path, env={"DEBUGRELAY_ATTACH_HOSTS": name})
+    try:
+        api, sessions = relay.http, Sessions(relay.http)
+        sid = ok(api.post("/sessions", json={"mode": "attach", "host": name, "port": port}), 201)["session_id"]
+        sessions.created.append(sid)
+        until(lambda: ok(api.get(f"/sessions/{sid}"))["status"] in ("running", "paused"), "the attach")
+        detail = ok(api.get(f"/sessions/{sid}"))
+        assert detail["attach"]["host"] == name  # what the agent asked for
+        assert detail["target"]["host"] == checked  # what the relay checked and connects to, also later
+        ok(api.post(f"/sessions/{sid}/detach"))
+    finally:
+        relay.stop()
+        end_debugpy(program, port)
+
+
+def test_ipv6_loopback_is_loopback(api: httpx.Client, sessions: Sessions) -> None:
+    port = free_port()
+    program = debugpy_listening("::1", port)
+    try:
+        created = ok(api.post("/sessions", json={"mode": "attach", "host": "::1", "port": port}), 201)
+        sid = created["session_id"]
+        sessions.created.append(sid)
+        until(lambda: ok(api.get(f"/sessions/{sid}"))["status"] in ("running", "paused"), "the attach")
+        assert ok(api.get(f"/sessions/{sid}"))["target"]["host"] == "::1"
+        ok(api.post(f"/sessions/{sid}/detach"))
+    finally:
+        end_debugpy(program, port)
+
+
+def test_a_recovered_attach_reaches_only_the_address_checked_again(cluster: Cluster) -> None:
+    other = own_address()
+    if other is None:
+        pytest.skip("this machine has no address beside loopback")
+    knocks = Knocks(other, 0)
+    port: int = knocks.server.getsockname()[1]
+    program = debugpy_listening("127.0.0.1", port)
+    try:
+        first = cluster.relay()
+        sid = ok(first.http.post("/sessions", json={"mode": "attach", "host": "localhost", "port": port}), 201)[
+            "session_id"
+        ]
+        until(lambda: ok(first.http.get(f"/sessions/{sid}"))["status"] == "running", "the attach")
+        first.proc.kill()  # the owner dies; the next relay recovers the session from the store
+        first.proc.wait(10)
+        store = cluster.redis()
+        try:
+            record = json.loads(store.hget(f"{cluster.namespace}:sessions", sid))  # type: ignore[arg-type]
+            stored = record["target"]["host"]
+            record["target"].update(host=other)  # a stored record names an address the name never gave
+            store.hset(f"{cluster.namespace}:sessions", sid, json.dumps(record))
+        finally:
+            store.close()
+        second = cluster.relay()
+        until(lambda: ok(second.http.get(f"/sessions/{sid}/status")).get("recovered"), "the recovery")
+        assert knocks.count == 0  # the address in the record was checked again, and refused
+        assert ok(second.http.get(f"/sessions/{sid}/status"))["status"] == "terminated"
+        assert stored in ("127.0.0.1", "::1")  # what the first relay kept: the address it checked, not the name
+        ok(second.http.delete(f"/sessions/{sid}"))
+    finally:
+        knocks.close()
+        end_debugpy(program, port)

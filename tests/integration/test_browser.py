@@ -11,6 +11,8 @@ from typing import Any
 import httpx
 import pytest
 
+from tests import raw_http
+from tests.chromium import chromium, other_site
 from tests.conftest import Relay, Sessions, error_of, ok, target
 from tests.redis_server import Cluster
 
@@ -88,12 +90,12 @@ def test_a_foreign_origin_is_refused_on_every_method_and_changes_nothing(plain: 
         assert idle_now["status"] == "created" and idle_now["name"] == "idle"
         assert ok(api.get(f"/sessions/{sid}/status"))["status"] == "paused"
         assert not marker.exists()
-        # the same expression from this machine's own page is evaluated: the refusal was the origin
+        # the same expression from the relay's own page is evaluated: the refusal was the origin
         ok(
             api.post(
                 f"/sessions/{sid}/evaluate",
                 json={"expression": write_marker},
-                headers={"Origin": "http://localhost:3000"},
+                headers={"Origin": plain.url, "Sec-Fetch-Site": "same-origin"},
             )
         )
         assert marker.read_text() == "x"
@@ -113,6 +115,91 @@ def test_pages_on_this_machine_are_let_in_without_cors_headers(plain: Relay) -> 
         assert not [h for h in response.headers if h.startswith("access-control-")], response.headers
     for origin in ("null", "http://localhost.evil.example", "file://"):
         error_of(plain.http.get("/sessions", headers={"Origin": origin}), 403, "forbidden_origin")
+
+
+# -- changes from other pages on this machine -------------------------------------------------------
+
+MCP_ACCEPT = {"Accept": "application/json, text/event-stream"}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+
+
+def test_a_page_on_another_port_of_this_machine_cannot_change_anything(tmp_path: Path) -> None:
+    """A bodyless ``POST /shutdown`` with ``Origin: http://localhost:3000`` is what a ``no-cors`` fetch from
+    any local page sends: refused, like every change whose page is not the relay's own."""
+    relay = Relay(tmp_path)
+    try:
+        api = relay.http
+        sid = ok(api.post("/sessions", json={"name": "kept"}), 201)["session_id"]
+        others: list[dict[str, str]] = [
+            {"Origin": "http://localhost:3000"},
+            {"Origin": "http://localhost:3000", "Sec-Fetch-Site": "same-site"},
+            {"Origin": "http://127.0.0.1:9"},  # the same host, another port
+            {"Origin": f"http://localhost:{relay.port}"},  # the same port, not the host the request names
+            {"Origin": "http://[::1]:5173"},
+            {"Origin": "null"},  # a sandboxed frame, a file, a redirect
+            {"Sec-Fetch-Site": "same-site"},  # a browser's word without an Origin
+            {"Sec-Fetch-Site": "cross-site"},
+        ]
+        for page in others:
+            error_of(api.post("/shutdown", headers=page), 403, "forbidden_origin")
+            error_of(api.delete(f"/sessions/{sid}", headers=page), 403, "forbidden_origin")
+            error_of(api.patch(f"/sessions/{sid}", json={"name": "x"}, headers=page), 403, "forbidden_origin")
+            error_of(api.post("/mcp", json=INITIALIZE, headers={**MCP_ACCEPT, **page}), 403, "forbidden_origin")
+        assert ok(api.get("/health"))["status"] == "ok"
+        assert ok(api.get(f"/sessions/{sid}"))["name"] == "kept"
+
+        # reads still answer such pages (without CORS headers their scripts cannot read the answer)
+        ok(api.get("/sessions", headers={"Origin": "http://localhost:3000", "Sec-Fetch-Site": "same-site"}))
+        # the relay's own page, as the request addresses it, may change things
+        own = {"Origin": relay.url, "Sec-Fetch-Site": "same-origin"}
+        assert ok(api.patch(f"/sessions/{sid}", json={"name": "own page"}, headers=own))["name"] == "own page"
+        by_name = {"Host": f"localhost:{relay.port}", "Origin": f"http://localhost:{relay.port}"}
+        assert ok(api.patch(f"/sessions/{sid}", json={"name": "by name"}, headers=by_name))["name"] == "by name"
+        assert api.post("/mcp", json=INITIALIZE, headers={**MCP_ACCEPT, **own}).status_code == 200
+        # clients that are not browsers send neither header: the README's curl calls work as before
+        assert ok(api.post("/shutdown"))["shutting_down"] is True
+        relay.proc.wait(30)
+    finally:
+        relay.stop()
+
+
+def test_in_a_real_browser_a_no_cors_post_from_another_local_page_is_refused(tmp_path: Path) -> None:
+    relay = Relay(tmp_path)
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text("<!doctype html><title>another local app</title><p>hello</p>")
+    fetch = (
+        "const done = arguments[arguments.length - 1];"
+        "fetch(arguments[0], {method: arguments[1], mode: arguments[2], credentials: 'include'})"
+        ".then(r => done(r.type + ' ' + r.status), e => done('failed: ' + e));"
+    )
+    try:
+        sid = ok(relay.http.post("/sessions", json={"name": "kept"}), 201)["session_id"]
+        with chromium() as driver, other_site(site) as (port, _):
+            driver.set_script_timeout(30)
+            driver.get(f"http://localhost:{port}/")
+            for target_url in (f"http://localhost:{relay.port}", relay.url):  # same site, and another site
+                assert driver.execute_async_script(fetch, f"{target_url}/shutdown", "POST", "no-cors") == "opaque 0"
+                driver.execute_async_script(fetch, f"{target_url}/sessions/{sid}", "DELETE", "cors")
+            assert ok(relay.http.get("/health"))["status"] == "ok"
+            assert ok(relay.http.get(f"/sessions/{sid}"))["name"] == "kept"
+
+            # the relay's own page may: the browser's Origin is the relay's as the page addressed it
+            driver.get(f"{relay.url}/ui")
+            created = driver.execute_async_script(
+                "const done = arguments[arguments.length - 1];"
+                "fetch('/sessions', {method: 'POST', headers: {'Content-Type': 'application/json'},"
+                " body: JSON.stringify({name: 'from the relay page'})}).then(r => done(r.status));"
+            )
+            assert created == 201
+        assert "from the relay page" in {s["name"] for s in ok(relay.http.get("/sessions"))["sessions"]}
+    finally:
+        relay.stop()
 
 
 # -- Host ------------------------------------------------------------------------------------------
@@ -144,6 +231,79 @@ def test_names_the_operator_allows_and_the_advertised_host_are_accepted(configur
     shown = ok(http.get("/config"))
     assert shown["allowed_hosts"] == ["relay.test", "debugrelay.default.svc"]
     assert shown["cors_origins"] == ["https://ui.example"]
+
+
+# -- malformed headers -----------------------------------------------------------------------------
+
+
+def send(relay: Relay, method: str, path: str, headers: list[tuple[str, bytes]], body: bytes = b"") -> httpx.Response:
+    return raw_http.send(relay.port, method, path, headers, body)
+
+
+def test_a_malformed_host_is_a_400_in_the_envelope_never_a_500(plain: Relay) -> None:
+    before = session_ids(plain.http)
+    malformed = [
+        b"127.0.0.1:x.evil.example",
+        b"127.0.0.1:99999",
+        b"127.0.0.1:0",
+        b"127.0.0.1:-1",
+        b"127.0.0.1:+80",
+        b"127.0.0.1:",
+        b"localhost:" + b"9" * 500,
+        b"[::1",
+        b"[::1]x",
+        b"[::1]:abc",
+        b"[::1]:80:90",
+        b"[127.0.0.1]",
+        b"::1",
+        b"localhost..",
+        b"user@127.0.0.1",
+        b"l\xc3\xb6calhost",
+        "127.0.0.1:8\u00e9".encode(),
+        b"a" * 10_000,
+        b"",
+    ]
+    requests = [("POST", "/sessions", b"{}"), ("GET", "/sessions", b""), ("GET", "/ui", b""), ("GET", "/health", b"")]
+    for host in malformed:
+        for method, path, body in requests:
+            answer = send(plain, method, path, [("Host", host)], body)
+            err = error_of(answer, 400)
+            # Litestar's router refuses some before any middleware runs (invalid_request), the relay the rest
+            assert err["code"] in ("invalid_host", "invalid_request"), err
+            assert len(err["details"].get("host", "")) <= 200, err  # echoed, clipped
+        mcp = send(plain, "POST", "/mcp", [("Host", host), ("Accept", b"application/json, text/event-stream")], b"{}")
+        assert error_of(mcp, 400)["code"] in ("invalid_host", "invalid_request")
+    two = send(plain, "POST", "/sessions", [("Host", b"127.0.0.1"), ("Host", b"127.0.0.1")], b"{}")
+    error_of(two, 400, "invalid_host")
+    assert session_ids(plain.http) == before
+    # well-formed spellings of the relay's names still answer
+    for host in (b"127.0.0.1", b"LOCALHOST.", f"localhost:{plain.port}".encode(), b"[0:0::1]:80"):
+        assert send(plain, "GET", "/health", [("Host", host)]).status_code == 200, host
+
+
+def test_a_malformed_origin_is_refused_in_the_envelope(plain: Relay) -> None:
+    host = ("Host", f"127.0.0.1:{plain.port}".encode())
+    malformed = [
+        b"",
+        b"http://",
+        b"http://[::1",
+        b"http://localhost:99999",
+        b"http://localhost:x",
+        b"http://localhost:3000/path",
+        b"http://user@localhost:3000",
+        b"javascript:alert(1)",
+        b"://localhost",
+        b"http://localhost\xff",
+        b"http://" + b"a" * 20_000,
+    ]
+    for origin in malformed:
+        for method, path, body in (("POST", "/sessions", b"{}"), ("GET", "/sessions", b"")):
+            err = error_of(send(plain, method, path, [host, ("Origin", origin)], body), 403, "forbidden_origin")
+            assert len(err["details"]["origin"]) <= 200, err
+    for name, value in (("Origin", plain.url), ("Sec-Fetch-Site", "same-origin")):
+        twice = [host, (name, value.encode()), (name, value.encode())]
+        err = error_of(send(plain, "POST", "/sessions", twice, b"{}"), 400, "invalid_header")
+        assert err["details"]["header"] == name.lower()
 
 
 # -- bodies ----------------------------------------------------------------------------------------
@@ -210,16 +370,21 @@ def test_mcp_endpoint_follows_the_same_rules(plain: Relay) -> None:
         "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
     }
-    local_page = {**accept, "Origin": "http://localhost:6274"}  # e.g. the MCP Inspector on this machine
-    assert plain.http.post("/mcp", json=initialize, headers=local_page).status_code == 200
+    # a page on another port of this machine (e.g. the MCP Inspector) may not call tools: list its origin
+    # in DEBUGRELAY_CORS_ORIGINS; clients that are not browsers and the relay's own page may
+    local_page = {**accept, "Origin": "http://localhost:6274"}
+    error_of(plain.http.post("/mcp", json=initialize, headers=local_page), 403, "forbidden_origin")
+    assert plain.http.post("/mcp", json=initialize, headers=accept).status_code == 200
+    own_page = {**accept, "Origin": plain.url, "Sec-Fetch-Site": "same-origin"}
+    assert plain.http.post("/mcp", json=initialize, headers=own_page).status_code == 200
 
 
 # -- replicas --------------------------------------------------------------------------------------
 
 
 def test_requests_forwarded_between_replicas_pass_the_owners_checks(cluster: Cluster) -> None:
-    owner = cluster.relay(DEBUGRELAY_ALLOWED_HOSTS="relay.test")
-    other = cluster.relay(DEBUGRELAY_ALLOWED_HOSTS="relay.test")
+    owner = cluster.relay(DEBUGRELAY_ALLOWED_HOSTS="relay.test", DEBUGRELAY_CORS_ORIGINS="https://ui.example")
+    other = cluster.relay(DEBUGRELAY_ALLOWED_HOSTS="relay.test", DEBUGRELAY_CORS_ORIGINS="https://ui.example")
     owner_id = ok(owner.http.get("/cluster"))["instance_id"]
     sid = ok(owner.http.post("/sessions", json={"name": "owned"}), 201)["session_id"]
     # the docs page served by the other replica under the service name: same origin there, not at the owner
@@ -227,9 +392,15 @@ def test_requests_forwarded_between_replicas_pass_the_owners_checks(cluster: Clu
     renamed = other.http.patch(f"/sessions/{sid}", json={"name": "renamed"}, headers=page)
     assert ok(renamed)["name"] == "renamed"
     assert renamed.headers["x-debugrelay-served-by"] == owner_id
-    stepped = other.http.post(f"/sessions/{sid}/step-over", headers={"Origin": "http://localhost:3000"})
-    assert stepped.headers["x-debugrelay-served-by"] == owner_id
-    error_of(stepped, 409)  # reached the owner: the session has no target to step
+    # what the browser says about the page is checked where it arrives, and not sent on: the owner, reached
+    # under another name, would see a page of another site
+    for browser in (
+        {"Origin": other.url, "Sec-Fetch-Site": "same-origin"},
+        {"Origin": "https://ui.example", "Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "cors"},
+    ):
+        stepped = other.http.post(f"/sessions/{sid}/step-over", headers=browser)
+        assert stepped.headers["x-debugrelay-served-by"] == owner_id, stepped.text
+        error_of(stepped, 409)  # reached the owner: the session has no target to step
 
     refused = other.http.patch(f"/sessions/{sid}", json={"name": "evil"}, headers={"Origin": EVIL})
     error_of(refused, 403, "forbidden_origin")

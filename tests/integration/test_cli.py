@@ -80,7 +80,8 @@ def test_a_debugging_story_from_the_shell(cli: Cli, api: httpx.Client) -> None:
     assert {v["name"]: v["value"] for v in variables["variables"]} == {"a": "0", "b": "3"}
     caller = cli("vars", sid, "--frame", "1")
     assert {v["name"] for v in caller["variables"]} >= {"total", "values"}
-    ref = next(v["variable_reference"] for v in caller["variables"] if v["name"] == "values")
+    ref = next(v["ref"] for v in caller["variables"] if v["name"] == "values")  # as MCP names it
+    assert all("variable_reference" not in v and "expandable" not in v for v in caller["variables"])
     items = cli("vars", sid, "--ref", str(ref))
     assert [v["value"] for v in items["variables"] if v["name"].isdigit()] == ["3", "4", "5"]
     assert cli("eval", sid, "a + b") == {"result": "3", "type": "int"}
@@ -163,6 +164,15 @@ def test_breakpoint_kinds_wait_pause_and_autopsy(cli: Cli) -> None:
     assert "text = 'x'" in pretty
     cli("delete", crash["session_id"])
     cli("delete", sid)
+
+
+def test_a_failing_testcase_test_under_pytest_pauses_at_its_assert(cli: Cli) -> None:
+    units = target("testrun/check_units.py")
+    stop = cli("launch", "--module", "pytest", "--cwd", str(Path(units).parent), "--", "-q", units)
+    assert stop["status"] == "paused", stop
+    assert stop["location"] == {"file": units, "line": line_of(units, "unit-assert"), "function": "test_total"}
+    assert stop["exception"]["message"] == "4 != 5", stop
+    cli("delete", stop["session_id"])
 
 
 def test_pretty_output_is_for_people(cli: Cli) -> None:

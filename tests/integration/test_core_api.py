@@ -517,7 +517,10 @@ def test_ac_mf_4_source_of_any_frame(api: httpx.Client, sessions: Sessions) -> N
         api.get(f"/sessions/{sid}/source", params={"path": frame["file"], "start": frame["line"], "end": frame["line"]})
     )
     assert "add(total, value)" in src["content"] and src["total_lines"] > 10
-    assert error_of(api.get(f"/sessions/{sid}/source", params={"path": "/nope.py"}), 400)["code"] == "file_not_found"
+    missing = target("nope.py")  # in the program's folder, but not there
+    assert error_of(api.get(f"/sessions/{sid}/source", params={"path": missing}), 400)["code"] == "file_not_found"
+    # outside the folders the relay reads: refused before the relay even looks whether it exists
+    assert error_of(api.get(f"/sessions/{sid}/source", params={"path": "/nope.py"}), 403)["code"] == "refused"
 
 
 # -- 7.7 output ----------------------------------------------------------------------------------------
@@ -685,3 +688,16 @@ def test_a_method_a_path_does_not_take_is_405_with_allow(api: httpx.Client, sess
     assert error["code"] == "method_not_allowed"
     assert error["details"]["allowed"] == ["OPTIONS", "POST"]
     assert api.put("/sessions").headers["allow"] == "GET, OPTIONS, POST"
+
+
+def test_the_launch_answer_says_which_python_runs_the_program_and_when_it_runs_slowly(
+    api: httpx.Client, sessions: Sessions
+) -> None:
+    sid = sessions.create()
+    launched = sessions.launch(sid, target("basic.py"))
+    version = f"{sys.version_info[0]}.{sys.version_info[1]}"  # the local target runs the relay's Python
+    assert launched["python"] == version, launched
+    if sys.version_info < (3, 12):  # the line tracer: 4-7x on CPU-bound code, said with the way out
+        assert "3.12+" in launched["warning"] and "'python'" in launched["warning"], launched
+    else:
+        assert "warning" not in launched, launched

@@ -83,6 +83,29 @@ async def test_the_post_mortem_of_a_crash_answers_after_the_program_is_gone(tmp_
         assert autopsy["frames"][0]["line"] == line_of(CRASH, "worker-raise")
         whole = await agent.call("debug_snapshot", snapshot_id="post_mortem")
         assert whole["reason"] == "post_mortem"
-        assert whole["data"]["autopsy"]["exception"]["type"] == "builtins.IndexError"
+        assert whole["data"]["autopsy"]["exception"]["type"] == "IndexError"
         error = await agent.error("debug_snapshot", session_id=stop["session_id"])
         assert error["code"] == "invalid_state"
+
+
+async def test_a_capture_point_set_before_any_launch_records_one_run_and_is_never_shown_as_a_breakpoint(
+    relay: Relay,
+) -> None:
+    """debug_capture first (no session yet), then the launch; the
+    capture's logpoint is its own, not a breakpoint the agent set: not listed, not carried into the next
+    run, where it records nothing."""
+    async with http_agent(relay) as agent:
+        point = await agent.call("debug_capture", file=LOOP, line=line_of(LOOP, "loop-body"))
+        assert point["state"] == "active" and point["file"] == LOOP, point
+        sid = point["session_id"]
+        end = await agent.call("debug_launch", script=LOOP, args=["30"], session_id=sid)
+        assert end["status"] == "terminated", end
+        table = await agent.call("debug_capture", capture_id=point["capture_id"], session_id=sid)
+        assert table["total"] == 30 and table["capture"]["state"] == "ended", table
+        status = await agent.call("debug_status", session_id=sid)
+        assert "breakpoints" not in status or status["breakpoints"] in (0, []), status
+        again = await agent.call("debug_launch", script=LOOP, args=["30"], session_id=sid)
+        assert again["status"] == "terminated" and "carried_breakpoints" not in again, again
+        after = await agent.call("debug_capture", capture_id=point["capture_id"], session_id=sid)
+        assert after["total"] == 30  # the second run recorded nothing
+        await agent.call("debug_disconnect", session_id=sid, forget=True)

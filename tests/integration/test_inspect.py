@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import httpx
@@ -93,6 +94,32 @@ def test_expand_a_variable_path(api: httpx.Client, at_lookup: str) -> None:
     assert "_conn" in missing.json()["error"]["details"]["children"]
     assert error_code(api.get(base, params={"expand": "ghost.x"}), 404) == "INVALID_REFERENCE"
     assert error_code(api.get(base, params={"expand": "self..x"}), 400) == "invalid_request"
+
+
+def test_every_path_the_schema_describes_is_walked_and_no_other_accepted(api: httpx.Client, at_lookup: str) -> None:
+    base = f"/sessions/{at_lookup}/variables"
+    schema = ok(api.get("/schema/openapi.json"))
+    operation = schema["paths"]["/sessions/{session_id}/variables"]["get"]
+    described = next(p for p in operation["parameters"] if p["name"] == "expand")
+    pattern = json_schema_of(described)["pattern"]
+    # names need not be ASCII, list items go by their index either way: each is walked, or answered as absent
+    for path in ("self.repo._conn.retries.0", "self.repo._conn.retries[0]", "é", "self[ ]", "0"):
+        assert re.search(pattern, path), path
+        answer = api.get(base, params={"expand": path})
+        assert answer.status_code in (200, 404), (path, answer.text)
+    assert ok(api.get(base, params={"expand": "self.repo._conn.retries.0"}))["value"] == "1"
+    for path in ("self..x", "]", " ", "a[", "a[]"):
+        assert not re.search(pattern, path), path
+        assert error_code(api.get(base, params={"expand": path}), 400) == "invalid_request"
+
+
+def json_schema_of(parameter: dict[str, Any]) -> dict[str, Any]:
+    """The parameter's schema with its string constraints (beside an optional one's oneOf, or in it)."""
+    schema: dict[str, Any] = parameter["schema"]
+    if "pattern" in schema:
+        return schema
+    string: dict[str, Any] = next(o for o in schema.get("oneOf", []) if o.get("type") == "string")
+    return string
 
 
 # -- object_inspect ----------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import psutil
 import pytest
 
 from debugrelay.dap import DapClient
-from tests.conftest import free_port, line_of, ok, target
+from tests.conftest import Relay, free_port, line_of, ok, target
 from tests.redis_server import Cluster, poll
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -23,6 +23,7 @@ COUNT = target("keeper_count.py")
 COUNT_LINE = line_of(COUNT, "count")
 GATE = target("keeper_gate.py")
 GATE_LINE = line_of(GATE, "stop here")
+SNOOP = target("keeper_snoop.py")
 
 
 def launched(
@@ -196,6 +197,25 @@ def test_a_stranger_without_the_secret_is_refused(cluster: Cluster) -> None:
     assert not any(secret in text for text in shown)
 
 
+@pytest.mark.parametrize("launcher", ["local", pytest.param("docker", marks=pytest.mark.docker)])
+def test_the_debuggee_cannot_read_its_keepers_secret(relay: Any, launcher: str) -> None:
+    if launcher == "docker":
+        from tests.integration.test_output import docker_ready
+
+        if not docker_ready():
+            pytest.skip("no Docker engine or no target image here")
+    sid: str = ok(relay.http.post("/sessions", json={}), 201)["session_id"]
+    ok(relay.http.post(f"/sessions/{sid}/launch", json={"script": SNOOP, "launcher": launcher, "pool": False}))
+    assert wait(relay.http, sid)["status"] == "terminated"
+    printed = stdout(relay.http, sid)
+    assert "has the secret" not in printed, printed
+    if launcher == "docker":  # a non-root debuggee: the keeper's /proc files are closed to it
+        assert printed == "environ refused PermissionError\ncmdline has no secret\n"
+    else:  # the relay's own user, even root: the secret came on a pipe, never in an environment
+        assert printed.splitlines()[0] in ("environ has no secret", "environ refused PermissionError")
+    ok(relay.http.delete(f"/sessions/{sid}"))
+
+
 def test_a_target_that_ends_while_no_relay_runs_keeps_its_exit_code(cluster: Cluster, tmp_path: Path) -> None:
     gate = tmp_path / "gate"
     first = cluster.relay()
@@ -206,15 +226,20 @@ def test_a_target_that_ends_while_no_relay_runs_keeps_its_exit_code(cluster: Clu
 
     kill(first)
     gate.touch()
-    poll(lambda: gone(debuggee) and gone(keeper), what="the target and its keeper ending")
+    poll(lambda: gone(debuggee), what="the target ending")
+    assert not gone(keeper)  # it waits for a relay to take the end of the output
 
     second = cluster.relay()
-    status = ok(second.http.get(f"/sessions/{sid}/status"))
+    status = wait(second.http, sid)
     assert status["status"] == "terminated" and status["reason"] == "target_exited"
     assert status["exit_code"] == 3
+    assert stdout(second.http, sid) == "waiting\n" + "".join(f"line {n}\n" for n in range(1, 6)) + "after\n"
+    poll(lambda: gone(keeper), what="the keeper ending once its output was taken")
 
 
-def test_attach_sessions_say_they_do_not_survive_a_relay_restart(cluster: Cluster) -> None:
+def test_attach_sessions_are_held_by_a_keeper_where_the_relay_keeps_local_processes(cluster: Cluster) -> None:
+    """An attach is held by a keeper beside the relay (the local launcher's), as a launch is, and says so;
+    a relay that keeps no local process holds an attach itself, and says that it does not survive."""
     from tests.integration.test_mcp import debugpy_listening, kill_debugpy
 
     relay = cluster.relay()
@@ -228,8 +253,43 @@ def test_attach_sessions_say_they_do_not_survive_a_relay_restart(cluster: Cluste
         sid: str = ok(relay.http.post("/sessions", json={}), 201)["session_id"]
         assert "survives_relay_restart" not in ok(relay.http.get(f"/sessions/{sid}"))  # nothing runs yet
         ok(relay.http.post(f"/sessions/{sid}/attach", json={"port": port}))
-        assert ok(relay.http.get(f"/sessions/{sid}"))["survives_relay_restart"] is False
-        assert "keeper_secret" not in stored(cluster, sid)
+        detail = ok(relay.http.get(f"/sessions/{sid}"))
+        assert detail["survives_relay_restart"] is True and detail["target"]["port"] == port
+        assert stored(cluster, sid)["keeper_secret"]  # what the next relay proves itself to the keeper with
+        ok(relay.http.post(f"/sessions/{sid}/detach"))
     finally:
         ok(relay.http.delete(f"/sessions/{sid}"))
         kill_debugpy(proc, port)
+
+    no_local = cluster.relay(DEBUGRELAY_LAUNCHERS="docker")
+    port = free_port()
+    proc = debugpy_listening(port)
+    try:
+        sid = ok(no_local.http.post("/sessions", json={}), 201)["session_id"]
+        ok(no_local.http.post(f"/sessions/{sid}/attach", json={"port": port}))
+        assert ok(no_local.http.get(f"/sessions/{sid}"))["survives_relay_restart"] is False
+        assert "keeper_secret" not in stored(cluster, sid)
+    finally:
+        ok(no_local.http.delete(f"/sessions/{sid}"))
+        kill_debugpy(proc, port)
+
+
+def test_an_attach_to_a_port_nothing_listens_on_fails_clearly_and_leaves_no_keeper(
+    api: httpx.Client, relay: Relay
+) -> None:
+    port = free_port()
+    sid: str = ok(api.post("/sessions", json={}), 201)["session_id"]
+    try:
+        response = api.post(f"/sessions/{sid}/attach", json={"port": port})
+        assert response.status_code == 400, response.text
+        error = response.json()["error"]
+        assert error["code"] == "launch_failed" and f"cannot reach debugpy at 127.0.0.1:{port}" in error["message"]
+        assert "debugpy --listen" in error["hint"]
+        keepers = [
+            p
+            for p in psutil.process_iter(["cmdline"])
+            if f"127.0.0.1:{port}" in " ".join(p.info["cmdline"] or []) and p.status() != psutil.STATUS_ZOMBIE
+        ]
+        assert keepers == []
+    finally:
+        api.delete(f"/sessions/{sid}")

@@ -8,6 +8,7 @@ the hooks, the keeper and debugpy really run, so every session here is a real de
 from __future__ import annotations
 
 import shutil
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -27,6 +28,7 @@ NAMESPACE = "debug"
 INSTANCE = "relay-k8s-test"
 STORE_LABEL = f"memory-{INSTANCE}"  # the relay's in-memory store, as a label value
 IMAGE = "example/app:1.2"
+ATTACHABLE = "debugrelay.dev/attachable"
 
 
 @pytest.fixture
@@ -144,6 +146,24 @@ def test_a_launch_runs_in_a_restricted_pod_and_debugs_through_path_mappings(
     assert any(m == "DELETE" for m, _, _ in fake_kubernetes.requests)
 
 
+def test_every_line_a_pod_prints_reaches_the_agent(
+    k8s_relay: Relay, fake_kubernetes: FakeKubernetes, image_app: Path
+) -> None:
+    shutil.copy(TARGETS / "out_lines.py", image_app / "out_lines.py")
+    api, sessions = k8s_relay.http, Sessions(k8s_relay.http)
+    mappings = [{"local_root": str(TARGETS), "remote_root": str(image_app)}]
+    expected = [f"line {n}" for n in range(3000)] + ["DONE-END"]
+    for _ in range(3):
+        sid = sessions.create()
+        sessions.launch(sid, str(TARGETS / "out_lines.py"), image=IMAGE, path_mappings=mappings)
+        final = sessions.wait(sid)
+        assert final["status"] == "terminated" and final["exit_code"] == 0
+        assert ok(api.get(f"/sessions/{sid}/output", params={"limit": 10000}))["has_more"] is False
+        assert output_text(api, sid).splitlines() == expected
+        ok(api.delete(f"/sessions/{sid}"))
+    until(lambda: not target_pods(fake_kubernetes), "the sessions' pods to be deleted")
+
+
 def test_deleting_a_running_session_deletes_its_pod(
     k8s_relay: Relay, fake_kubernetes: FakeKubernetes, image_app: Path
 ) -> None:
@@ -177,6 +197,9 @@ def test_deleting_a_running_session_deletes_its_pod(
         ({"limits": {"pids": 10}}, 400, "invalid_request"),
         ({"limits": {"memory": "64g"}}, 403, "refused"),
         ({"image": "evil/miner:latest"}, 403, "refused"),
+        # a kubelet pulls what a pod names: no other tag of the public name than the configured image
+        ({"image": "debugrelay/target:pushed-by-anyone"}, 403, "refused"),
+        ({"image": "debugrelay/base:bookworm"}, 403, "refused"),
         ({"root": True}, 403, "refused"),
         ({"path_mappings": [{"local_root": "relative", "remote_root": "/app"}]}, 400, "invalid_request"),
     ],
@@ -245,7 +268,8 @@ def test_attach_to_a_pod_that_runs_debugpy(k8s_relay: Relay, fake_kubernetes: Fa
         stderr=subprocess.DEVNULL,
     )
     try:
-        manifest = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "shop-7d9f", "labels": {"app": "shop"}}}
+        labels = {"app": "shop", "debugrelay.dev/attachable": "true"}  # the workload opted in
+        manifest = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "shop-7d9f", "labels": labels}}
         fake_kubernetes.add_pod({**manifest, "spec": {"containers": []}}, play=False)
         fake_kubernetes.set_status("shop-7d9f", {"phase": "Running", "podIP": "127.0.0.1"})
         api, sessions = k8s_relay.http, Sessions(k8s_relay.http)
@@ -265,6 +289,42 @@ def test_attach_to_a_pod_that_runs_debugpy(k8s_relay: Relay, fake_kubernetes: Fa
     finally:
         workload.kill()
         workload.wait()
+
+
+@pytest.mark.parametrize(
+    ("labels", "said"),
+    [
+        ({"app": "shop"}, "does not accept debuggers"),  # not opted in: any pod and port of the namespace
+        ({"app": "shop", "debugrelay.dev/attachable": "false"}, "does not accept debuggers"),
+        # debugrelay's own pods, whatever else they carry: a relay, its Redis
+        (
+            {"app.kubernetes.io/name": "debugrelay", "app.kubernetes.io/component": "redis", ATTACHABLE: "true"},
+            "one of debugrelay's own",
+        ),
+        ({"app.kubernetes.io/name": "debugrelay", "app.kubernetes.io/component": "relay"}, "one of debugrelay's own"),
+    ],
+)
+def test_attach_by_pod_reaches_only_pods_that_opted_in(
+    k8s_relay: Relay, fake_kubernetes: FakeKubernetes, labels: dict[str, str], said: str
+) -> None:
+    # something listens there (as Redis or a relay would): a refusal must come before any connection
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    listener.setblocking(False)
+    try:
+        manifest = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "store-0", "labels": labels}}
+        fake_kubernetes.add_pod({**manifest, "spec": {"containers": []}}, play=False)
+        fake_kubernetes.set_status("store-0", {"phase": "Running", "podIP": "127.0.0.1"})
+        api = k8s_relay.http
+        before = ok(api.get("/sessions"))["total"]
+        error = error_of(api.post("/sessions", json={"mode": "attach", "pod": "store-0", "port": port}), 403, "refused")
+        assert said in error["message"] and error["details"]["pod"] == "store-0"
+        assert ATTACHABLE in error["hint"] or "own session" in error["hint"]
+        assert ok(api.get("/sessions"))["total"] == before
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # never connected to (a connection would wait in the backlog)
+    finally:
+        listener.close()
 
 
 def test_the_kubernetes_launcher_is_offered_only_when_configured(relay: Relay) -> None:

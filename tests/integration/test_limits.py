@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from debugrelay.models import limits
-from tests.conftest import Relay, Sessions, error_of, line_of, ok, target
+from tests.conftest import Relay, Sessions, error_of, line_of, ok, output_text, target
 from tests.redis_server import Cluster
 
 pytestmark = pytest.mark.integration
@@ -43,6 +43,45 @@ def test_strings_over_their_bound_are_refused(api: httpx.Client, sessions: Sessi
     assert len(ok(api.get(f"/sessions/{sid}/breakpoints"))["breakpoints"]) == 1
     assert ok(api.get(f"/sessions/{sid}/watch"))["watches"] == []
     assert ok(api.get(f"/sessions/{sid}/status"))["status"] == "paused"
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("script", "s" * (limits.MAX_PATH + 1)),
+        ("cwd", "c" * 100_000),
+        ("python", "p" * 100_000),
+        ("module", "m" * (limits.MAX_MODULE + 1)),
+        ("module", "not a module"),
+        ("args", ["a" * (limits.MAX_ARG + 1)]),
+        ("args", ["a"] * (limits.MAX_ARGS + 1)),
+        ("env", {"K": "v" * (limits.MAX_ARG + 1)}),
+        ("env", {"A=B": "v"}),
+        ("pythonpath", ["/x"] * (limits.MAX_PATHS + 1)),
+        ("test", "t" * (limits.MAX_TEST + 1)),
+        ("image", "i" * (limits.MAX_IMAGE + 1)),
+        ("mounts", {"/m" * 3000: "/m"}),
+        ("limits", {"pids": 1 << 40}),
+    ],
+)
+def test_every_launch_field_is_bounded(relay: Relay, api: httpx.Client, field: str, value: object) -> None:
+    sid = ok(api.post("/sessions", json={}), 201)["session_id"]
+    try:
+        body = {"script": BASIC, field: value} if field not in ("script", "module") else {field: value}
+        error = error_of(api.post(f"/sessions/{sid}/launch", json=body), 400, "invalid_request")
+        assert field in error["message"] or field in str(error["details"]), error
+        assert ok(api.get(f"/sessions/{sid}/status"))["status"] == "created"
+        # the relay's log holds no line the size of what was sent
+        assert max(len(line) for line in relay.log.read_text(errors="replace").splitlines()) < 20_000
+    finally:
+        api.delete(f"/sessions/{sid}")
+
+
+def test_an_attach_pid_beyond_any_kernel_s_is_refused(api: httpx.Client) -> None:
+    before = session_count(api)
+    error = error_of(api.post("/sessions", json={"mode": "attach", "pid": 49051298951}), 400, "invalid_request")
+    assert "pid" in error["message"] or "pid" in str(error["details"])
+    assert session_count(api) == before
 
 
 def test_too_many_breakpoints_at_once_set_none(api: httpx.Client, sessions: Sessions) -> None:
@@ -98,3 +137,30 @@ def test_a_malformed_hops_header_is_a_bad_request(cluster: Cluster) -> None:
     error_of(relay.http.get(f"/sessions/{elsewhere}", headers={"x-debugrelay-hops": "many"}), 400, "invalid_request")
     error_of(relay.http.get(f"/sessions/{elsewhere}"), 404, "session_not_found")
     assert ok(relay.http.get(f"/sessions/{sid}"))["status"] == "created"
+
+
+@pytest.mark.parametrize("field", ["script", "cwd"])
+def test_a_name_longer_than_any_file_name_is_a_clear_error(api: httpx.Client, field: str) -> None:
+    """Within the field's bound, but one part is longer than a file name may be (255 bytes): the system
+    refuses to even look it up, and the relay says the file is not there rather than failing."""
+    sid = ok(api.post("/sessions", json={}), 201)["session_id"]
+    try:
+        name = "0" * 300
+        body = {"script": f"/tmp/{name}.py"} if field == "script" else {"script": BASIC, "cwd": f"/tmp/{name}"}
+        response = api.post(f"/sessions/{sid}/launch", json=body)
+        assert 400 <= response.status_code < 500, response.text
+        assert response.json()["error"]["hint"]
+        assert ok(api.get(f"/sessions/{sid}/status"))["status"] == "created"
+    finally:
+        api.delete(f"/sessions/{sid}")
+
+
+def test_a_module_name_longer_than_any_file_name_runs_and_python_says_it_is_not_found(
+    api: httpx.Client, sessions: Sessions
+) -> None:
+    """The relay looks for the module's file to check breakpoints; a name the system will not look up is
+    simply not found there, and Python says so in the program's output."""
+    sid = sessions.create()
+    ok(api.post(f"/sessions/{sid}/launch", json={"module": "0" * 300}))
+    assert sessions.wait(sid)["status"] == "terminated"
+    assert "No module named" in output_text(api, sid)

@@ -82,6 +82,7 @@ class Agent:
         self.text_bytes += len(text.encode())
         self.wire_bytes += len(result.model_dump_json(by_alias=True, exclude_none=True).encode())
         self.transcript.append((name, args, text))
+        assert not text.startswith("Error"), f"{name}{args}: {text}"  # the SDK's own failure (invalid arguments)
         data: dict[str, Any] = json.loads(text)
         assert result.structured_content == data
         return result, data
@@ -228,6 +229,42 @@ async def test_stdio_forwards_to_a_running_relay(tmp_path: Path, relay: Relay) -
         assert ok(await api.get(f"/sessions/{sid}"))["launch"]["args"] == ["x"]  # the relay holds it
         await agent.call("debug_disconnect", session_id=sid, forget=True)
         assert (await api.get(f"/sessions/{sid}")).status_code == 404
+
+
+async def test_output_is_answered_once_across_mcp_processes_and_runs(tmp_path: Path, relay: Relay) -> None:
+    """A client that starts a new MCP process per call gets each line once; a new run starts at its own."""
+    async with stdio_agent(tmp_path, "--url", relay.url) as first:
+        stop = await first.call("debug_launch", script=BASIC, args=["x"], breakpoints=[f"{BASIC}:{ADD}"])
+        assert stop["locals"] == {"a": "0", "b": "3"}, stop
+        assert sorted(stop["output"].splitlines()) == ["[stderr] warn stderr", "hello stdout"], stop
+        sid = stop["session_id"]
+    async with stdio_agent(tmp_path, "--url", relay.url) as second:
+        again = await second.call("debug_continue", session_id=sid)
+        assert again["locals"] == {"a": "3", "b": "4"}, again
+        assert "output" not in again, again  # printed nothing since: the first process's answer had it
+        status = await second.call("debug_status", session_id=sid)
+        assert status["breakpoints"], status
+        await second.call(
+            "debug_remove_breakpoint", session_id=sid, breakpoint_id=status["breakpoints"][0]["breakpoint_id"]
+        )
+    async with stdio_agent(tmp_path, "--url", relay.url) as third:
+        end = await third.call("debug_continue", session_id=sid)
+        assert end["status"] == "terminated", end
+        assert end["output"] == "mean 4.0 args ['x']\n", end
+
+        rerun = await third.call("debug_launch", script=BASIC, args=["y"], session_id=sid, stop_on_entry=True)
+        assert rerun["status"] == "paused", rerun
+        assert "output" not in rerun, rerun  # the new run printed nothing yet; the last run's lines are not its
+        rerun_end = await third.call("debug_continue", session_id=sid)
+        assert rerun_end["status"] == "terminated", rerun_end
+        # the new run's own lines, each once (a run's output is never taken for a repeat of the last run's)
+        lines = rerun_end["output"].splitlines()
+        assert sorted(lines) == ["[stderr] warn stderr", "hello stdout", "mean 4.0 args ['y']"], rerun_end
+        gone = await third.call("debug_disconnect", session_id=sid)
+        assert "output" not in gone, gone
+    async with stdio_agent(tmp_path, "--url", relay.url) as fourth:
+        status = await fourth.call("debug_disconnect", session_id=sid, forget=True)
+        assert "output" not in status, status
 
 
 def processes_under(folder: Path) -> list[str]:
@@ -469,7 +506,9 @@ async def test_an_agent_finds_the_planted_bug_from_tool_descriptions(tmp_path: P
         assert crash["exception"]["type"].endswith("AssertionError")
         assert crash["exception"]["message"] == "expected 5 averages, got 4"
         assert crash["locals"]["averages"].count(",") == 3  # four averages, five expected
-        # 2. the hint says exception_autopsy gives the whole context
+        # 2. the hint: the cause may be in these locals; exception_autopsy when it is in a caller
+        assert crash["hint"].startswith("Stopped at an exception; its frame's locals are above."), crash["hint"]
+        assert "caller" in crash["hint"] and "exception_autopsy" in crash["hint"]
         autopsy = await agent.call("exception_autopsy")
         assert autopsy["frames"][0]["function"] == "main"
         # 3. the averages come from moving_average: stop there on the next run
@@ -495,4 +534,4 @@ async def test_an_agent_finds_the_planted_bug_from_tool_descriptions(tmp_path: P
             print(f"  {name} {json.dumps(args)} -> {len(text.encode())} B")
         assert agent.calls == 7
         assert agent.text_bytes < 8_000  # answers stay compact
-        assert listing <= 12_500  # the tool list, read in every conversation (tests/fast bounds its parts)
+        assert listing <= 13_300  # the tool list, read in every conversation (tests/fast bounds its parts)

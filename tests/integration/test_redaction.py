@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.conftest import Relay, Sessions, line_of, ok, output_text, target
+from tests.conftest import Relay, Sessions, line_of, ok, output_text, target, until
 from tests.integration.test_cli import Cli
 from tests.redis_server import Cluster
 
@@ -136,3 +138,109 @@ def test_a_bad_patterns_file_stops_the_relay_at_start_saying_why(tmp_path: Path)
     assert str(patterns) in done.stderr
     assert "'order'" in done.stderr
     assert "does not compile" in done.stderr
+
+
+CRAFTED = target("out_crafted.py")
+
+
+class OutputReader:
+    """A second client reading a session's whole output, page after page, over and over: which request
+    is in flight (``started``) and how many have answered (``answered``)."""
+
+    def __init__(self, relay: Relay, sid: str) -> None:
+        self.relay, self.sid = relay, sid
+        self.started = self.answered = 0
+        self.rounds: list[list[dict[str, Any]]] = []
+        self.failure: BaseException | None = None
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        try:
+            with httpx.Client(base_url=self.relay.url, timeout=600) as http:
+                while not self.stop.is_set():
+                    found: list[dict[str, Any]] = []
+                    since = None
+                    while True:
+                        self.started += 1
+                        params = {"limit": 1000, **({"since": since} if since else {})}
+                        page = ok(http.get(f"/sessions/{self.sid}/output", params=params))
+                        self.answered += 1
+                        found += page["outputs"]
+                        since = page["cursor"]
+                        if not page["has_more"]:
+                            break
+                    self.rounds.append(found)
+        except BaseException as exc:
+            self.failure = exc
+
+
+def test_output_made_to_be_slow_to_redact_leaves_the_relay_answering(
+    api: httpx.Client, sessions: Sessions, relay: Relay
+) -> None:
+    """30 lines of ~60 KB of "token=" + hex (seconds each for a quadratic rule): while another client
+    reads them, /health answers between the start and the answer of one output request, three times."""
+    sid = sessions.create()
+    sessions.launch(sid, CRAFTED)
+    assert sessions.wait(sid, timeout=120)["status"] == "terminated"
+    reader = OutputReader(relay, sid)
+    reader.thread.start()
+    seen: set[int] = set()
+
+    def health_while_reading() -> bool:
+        before = (reader.started, reader.answered)
+        answered = api.get("/health").status_code == 200
+        if answered and before == (reader.started, reader.answered) and before[0] > before[1]:
+            seen.add(before[0])  # /health came back while output request number before[0] was in flight
+        assert reader.failure is None, reader.failure
+        return len(seen) >= 3
+
+    try:
+        until(health_while_reading, "/health to answer during three output requests")
+        until(lambda: reader.rounds, "the whole output, read page by page")
+    finally:
+        reader.stop.set()
+        reader.thread.join(600)
+    assert reader.failure is None, reader.failure
+    lines = reader.rounds[0]
+    stdout = "".join(o["text"] for o in lines if o["type"] == "stdout").splitlines()
+    assert len(stdout) == 31 and stdout[-1] == "DONE-END", [(o["type"], o["text"][:60]) for o in lines][:40]
+    leaked = [line[:80] for line in stdout[:-1] if not re.fullmatch(r"token=\[SECRET_\d+\]", line)]
+    assert leaked == [], leaked
+    assert reader.answered > len(reader.rounds)  # 1.8 MB of output came in pages, none past the bound
+
+
+def test_a_known_secret_is_hidden_in_its_common_encodings(api: httpx.Client, sessions: Sessions) -> None:
+    """Once the relay has seen the database password (in ``url``), an expression that encodes it finds
+    a placeholder, not the password: base64 at any alignment, hex, reversed, upper-cased, letters
+    joined, a list of characters or ords, URL-encoded; a watch too."""
+    sid, _ = sessions.start_at(SECRETS, "secrets-stop")
+    url = "postgresql://svc:Tr0ub4dor3x@db.internal:5432/app"
+    assert locals_of(api, sid)["url"].startswith("'postgresql://svc:[SECRET_")
+    secret = "Tr0ub4dor3x"
+    at = url.index(secret)
+
+    def base64_of_the_secret(prefix: str) -> str:
+        """The base64 characters of ``prefix + url`` that only the secret's bytes decide."""
+        whole = base64.b64encode((prefix + url).encode()).decode()
+        start = len(prefix) + at
+        return whole[-(-start * 4 // 3) : (start + len(secret)) * 4 // 3]
+
+    checks = {
+        "__import__('base64').b64encode(url.encode()).decode()": base64_of_the_secret(""),
+        "__import__('base64').b64encode(b'x' + url.encode()).decode()": base64_of_the_secret("x"),
+        "__import__('base64').urlsafe_b64encode(b'xy' + url.encode()).decode()": base64_of_the_secret("xy"),
+        "url.encode().hex()": secret.encode().hex(),
+        "url.encode().hex(':').upper()": secret.encode().hex(":").upper(),
+        "url[::-1]": secret[::-1],
+        "url.upper()[::-1]": secret.upper()[::-1],
+        "' '.join(url)": " ".join(secret),
+        "list(url)": repr(list(secret))[1:-1],
+        "[ord(c) for c in url]": repr([ord(c) for c in secret])[1:-1],
+        "__import__('urllib.parse').parse.quote(url, safe='')": secret,
+    }
+    for expression, encoded in checks.items():
+        result = evaluate(api, sid, expression)
+        assert encoded not in result and "[SECRET_" in result, (expression, result)
+    watch = ok(api.post(f"/sessions/{sid}/watch", json={"expression": "url.upper()[::-1]"}))
+    assert secret.upper()[::-1] not in json.dumps(watch) and "[SECRET_" in watch["result"], watch

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import Sessions, error_of, line_of, ok, output_text, target
+from tests.conftest import Relay, Sessions, error_of, line_of, ok, output_text, target
 from tests.integration.test_mcp import stdio_agent
 
 pytestmark = pytest.mark.integration
@@ -101,6 +101,42 @@ def test_a_failing_unittest_test_stops_in_the_test_not_in_unittest(api: httpx.Cl
     assert end["exit_code"] == 1
 
 
+def unit_stop(stop: Any) -> None:
+    """The failing TestCase test's stop: at its assertEqual, not in unittest or pytest."""
+    assert stop["status"] == "paused", stop
+    assert stop["reason"] == "exception", stop
+    assert stop["location"] == {"file": UNITS, "line": line_of(UNITS, "unit-assert"), "function": "test_total"}
+    assert stop["exception"]["type"] == "AssertionError", stop
+    assert stop["exception"]["message"] == "4 != 5", stop
+
+
+def test_a_failing_unittest_test_under_pytest_stops_in_the_test(api: httpx.Client, sessions: Sessions) -> None:
+    sid, launched = launch(sessions, module="pytest", args=["-q", UNITS])
+    assert "each failing test" in launched["stops_on"], launched
+    # the assertRaises, the expected failure and the skip never pause: the first stop is the real failure
+    stop = sessions.wait(sid)
+    unit_stop(stop)
+    names, _ = local_names(api, sid)
+    assert names == {"self", "total"}
+    end = next_stop(sessions, sid)
+    assert end["status"] == "terminated", end
+    assert end["exit_code"] == 1
+    assert outcome_counts(output_text(api, sid)) == {"failed": 1, "passed": 1, "skipped": 1, "xfailed": 1}
+
+    narrowed, _ = launch(sessions, test=f"{UNITS}::CartTest::test_total", args=["-q"])
+    unit_stop(sessions.wait(narrowed))
+
+
+async def test_mcp_launch_of_a_failing_testcase_test_pauses_at_its_assert(tmp_path: Path) -> None:
+    async with stdio_agent(tmp_path) as agent:
+        stop = await agent.call("debug_launch", test=f"{UNITS}::CartTest::test_total", args=["-q"], cwd=FOLDER)
+        unit_stop(stop)
+        assert set(stop["locals"]) == {"self", "total"}, stop["locals"]
+        end = await agent.call("debug_continue")
+        assert end["status"] == "terminated", end
+        await agent.call("debug_disconnect", forget=True)
+
+
 def test_a_test_run_told_not_to_stop_runs_to_its_end(api: httpx.Client, sessions: Sessions) -> None:
     sid, launched = launch(sessions, module="pytest", args=["-q", CART], stop_on_exception="none")
     assert launched["stops_on"] == "breakpoints", launched
@@ -161,3 +197,13 @@ async def test_mcp_stacktrace_folds_library_frames(tmp_path: Path) -> None:
         listed = await agent.call("stacktrace_get", max_frames=1000, library=True)
         assert len(listed["frames"]) == folded["total_frames"]
         await agent.call("debug_disconnect", forget=True)
+
+
+def test_cli_launch_of_a_failing_testcase_under_pytest_pauses_at_its_assert(relay: Relay) -> None:
+    from tests.integration.test_cli import Cli
+
+    cli = Cli(relay)
+    stop = cli("launch", "--module", "pytest", "--cwd", FOLDER, "--", "-q", UNITS)  # answers the first stop
+    unit_stop(stop)
+    assert set(stop["locals"]) == {"self", "total"}, stop
+    cli("delete", stop["session_id"])

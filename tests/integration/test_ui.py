@@ -5,15 +5,20 @@ A person watches what an agent does through the API: the agent's calls here are 
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from tests.chromium import other_site
 from tests.conftest import Relay, Sessions, error_of, line_of, ok, target
+from tests.conftest import until as plain_until
+from tests.raw_http import client_from
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is in the test extras")
 from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException  # noqa: E402
@@ -26,7 +31,9 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 STEPS = target("ui_steps.py")
 SECRET = "ghp_R2d2C3poR2d2C3poR2d2C3poR2d2C3po1234"
 TOKEN = "ui-test-token-4f9c2a7e"
-SCREENSHOT = Path(__file__).parents[2] / "docs" / "ui.png"
+# where the paused session's screenshot goes besides the test's own folder: `make screenshot` names
+# docs/ui.png (the README shows it); a test run leaves the checkout as it was
+SCREENSHOT = os.environ.get("DEBUGRELAY_TEST_SCREENSHOT")
 CHROMIUM = shutil.which("chromium")
 DRIVER = shutil.which("chromedriver")
 BOUND = 30  # seconds a page may take to show a change: a bound on failure, not a timing
@@ -80,7 +87,7 @@ def paused_at(sessions: Sessions, marker: str, name: str) -> str:
 
 
 def test_the_sessions_list_shows_a_paused_session_at_its_line(
-    browser: WebDriver, relay: Relay, sessions: Sessions
+    browser: WebDriver, relay: Relay, sessions: Sessions, tmp_path: Path
 ) -> None:
     sid = paused_at(sessions, "ui-start", "checkout-bug")
     line = line_of(STEPS, "ui-start")
@@ -111,8 +118,12 @@ def test_the_sessions_list_shows_a_paused_session_at_its_line(
     trail = browser.find_element(By.CSS_SELECTOR, "table.trail").text
     assert "POST /sessions/…/wait" in trail and "paused at ui_steps.py" in trail  # the agent's trail
     assert "POST /sessions/…/launch" in trail
-    SCREENSHOT.parent.mkdir(exist_ok=True)
-    browser.save_screenshot(str(SCREENSHOT))  # the README shows it
+    shot = tmp_path / "ui.png"
+    assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 0
+    if SCREENSHOT:
+        kept = Path(__file__).parents[2] / SCREENSHOT  # relative to the checkout
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(shot, kept)
 
     browser.get(f"{relay.url}/ui")  # looked at: no longer new
     live(browser)
@@ -205,3 +216,180 @@ def test_the_view_refuses_what_it_must_without_a_500(guarded: Relay, relay: Rela
     page = relay.http.get("/ui")
     assert "script-src 'self'" in page.headers["content-security-policy"]
     assert "default-src 'none'" in page.headers["content-security-policy"]
+
+
+# -- the view's sign-in: a view session, not the token ----------------------------------------------
+
+
+def sign_in(browser: WebDriver, url: str) -> None:
+    browser.get(f"{url}/ui")
+    browser.find_element(By.ID, "token").send_keys(TOKEN)
+    browser.find_element(By.CSS_SELECTOR, "#login button").click()
+    until(browser, lambda d: d.find_elements(By.ID, "signout"), "the signed-in view")
+
+
+def view_with(relay: Relay, name: str, value: str, path: str = "/ui") -> httpx.Response:
+    """A request from outside the browser carrying a view cookie (what another local service could replay)."""
+    with httpx.Client(base_url=relay.url, cookies={name: value}) as outsider:
+        return outsider.get(path)
+
+
+def test_another_local_site_sees_the_view_cookie_but_gets_a_view_only_session_that_sign_out_ends(
+    browser: WebDriver, guarded: Relay, tmp_path: Path
+) -> None:
+    site = tmp_path / "site"
+    (site / "ui").mkdir(parents=True)
+    (site / "ui" / "index.html").write_text("<!doctype html><title>another local app</title>")
+    relay_by_name = f"http://localhost:{guarded.port}"  # the host name the other site shares
+    browser.delete_all_cookies()
+    sign_in(browser, relay_by_name)
+    (cookie,) = browser.get_cookies()
+    name, value = cookie["name"], cookie["value"]
+    assert name == f"debugrelay_ui_{guarded.port}"  # two relays on one host keep their own
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["path"] == "/ui"
+    assert "expiry" in cookie  # the browser drops it too, after the session's lifetime
+    assert TOKEN not in value
+
+    # cookies ignore ports: the browser hands it to another service on the same host name
+    with other_site(site) as (port, seen):
+        browser.get(f"http://localhost:{port}/ui/index.html")
+        until(browser, lambda d: any(f"{name}={value}" in c for c in seen), "the other site receiving the cookie")
+    # replayed, it opens the read-only view and nothing else
+    assert view_with(guarded, name, value).status_code == 200
+    with httpx.Client(base_url=guarded.url, cookies={name: value}) as outsider:
+        error_of(outsider.get("/sessions"), 401, "unauthorized")
+        error_of(outsider.post("/sessions", json={}), 401, "unauthorized")
+
+    # "Sign out" ends the session on the relay: the copy is worth nothing any more, and a stream opened
+    # with it ends (a read timeout bounds the wait if it did not)
+    timeout = httpx.Timeout(60, read=BOUND)
+    with (
+        httpx.Client(base_url=guarded.url, cookies={name: value}, timeout=timeout) as outsider,
+        outsider.stream("GET", "/ui/events") as stream,
+    ):
+        assert stream.status_code == 200
+        browser.get(f"{relay_by_name}/ui")
+        browser.find_element(By.ID, "signout").click()
+        until(browser, lambda d: d.find_elements(By.ID, "token"), "the sign-in page after signing out")
+        assert drained(stream)
+    assert browser.get_cookies() == []
+    refused = view_with(guarded, name, value)
+    assert refused.status_code == 401 and "API token" in refused.text
+    error_of(view_with(guarded, name, value, "/ui/events"), 401, "unauthorized")
+
+
+def drained(stream: httpx.Response) -> bool:
+    """Read a stream to its end; one the relay cut short (its view session ended) ends too."""
+    try:
+        for _ in stream.iter_raw():
+            pass
+    except httpx.RemoteProtocolError:
+        pass
+    return True
+
+
+def test_each_sign_in_is_a_new_random_session_and_a_restart_ends_them_all(tmp_path: Path) -> None:
+    first = Relay(tmp_path, env={"DEBUGRELAY_TOKEN": TOKEN})
+    try:
+        values = []
+        for _ in range(2):
+            with httpx.Client(base_url=first.url) as person:
+                assert person.post("/ui/login", json={"token": TOKEN}).status_code == 204
+                ((name, value),) = person.cookies.items()
+                values.append(value)
+                assert person.get("/ui").status_code == 200
+        assert values[0] != values[1]  # not derived from the token
+    finally:
+        first.stop()
+    second = Relay(tmp_path, env={"DEBUGRELAY_TOKEN": TOKEN})
+    try:
+        for value in values:
+            assert view_with(second, name, value).status_code == 401
+            assert view_with(second, f"debugrelay_ui_{second.port}", value).status_code == 401
+    finally:
+        second.stop()
+
+
+def test_a_view_session_ends_after_its_lifetime(tmp_path: Path) -> None:
+    short = Relay(tmp_path, env={"DEBUGRELAY_TOKEN": TOKEN, "DEBUGRELAY_UI_SESSION_MINUTES": "0.05"})  # 3 s
+    try:
+        with httpx.Client(base_url=short.url) as person:
+            assert person.post("/ui/login", json={"token": TOKEN}).status_code == 204
+            ((name, value),) = person.cookies.items()
+        assert view_with(short, name, value).status_code == 200
+        # being used does not stretch it: the lifetime counts from the sign-in
+        plain_until(lambda: view_with(short, name, value).status_code == 401, "the view session to expire")
+        error_of(view_with(short, name, value, "/ui/events"), 401, "unauthorized")
+    finally:
+        short.stop()
+
+
+# -- event streams are capped, and a closed page gives its stream back ------------------------------
+
+
+STREAMS, PER_CLIENT = 64, 16  # api.ui.STREAMS, api.ui.STREAMS_PER_CLIENT
+
+
+@pytest.fixture
+def streams_relay(tmp_path: Path) -> Iterator[Relay]:
+    r = Relay(tmp_path)
+    yield r
+    r.stop()
+
+
+def open_stream(stack: ExitStack, client: httpx.Client, path: str = "/ui/events") -> httpx.Response:
+    return stack.enter_context(client.stream("GET", path))
+
+
+def test_event_streams_are_capped_per_client_and_in_all(streams_relay: Relay) -> None:
+    relay = streams_relay
+    with ExitStack() as stack:
+        clients = [stack.enter_context(client_from(relay.url, f"127.0.0.{n}")) for n in range(1, 6)]
+        held = []
+        for client in clients[: STREAMS // PER_CLIENT]:
+            for _ in range(PER_CLIENT):
+                stream = open_stream(stack, client)
+                assert stream.status_code == 200
+                held.append(stream)
+        # a client over its share, then anyone over the relay's cap: 429, the page retries later
+        over = try_stream(clients[0])
+        err = error_of(over, 429, "too_many_streams")
+        assert over.headers["retry-after"] == str(err["details"]["retry_after"])
+        assert err["details"]["per_client"] == PER_CLIENT
+        error_of(try_stream(clients[4]), 429, "too_many_streams")
+        # the rest of the relay answers as usual meanwhile
+        assert ok(relay.http.get("/health"))["status"] == "ok"
+        assert relay.http.get("/ui").status_code == 200
+        # a client that goes away gives its slot back
+        held[0].close()
+        plain_until(lambda: _opens(clients[4]), "the closed stream's slot to be free")
+
+
+def try_stream(client: httpx.Client) -> httpx.Response:
+    """Open a stream and leave at once: its answer (read in full when it is a refusal)."""
+    with client.stream("GET", "/ui/events") as stream:
+        if stream.status_code != 200:
+            stream.read()
+        return stream
+
+
+def _opens(client: httpx.Client) -> bool:
+    return try_stream(client).status_code == 200
+
+
+def test_a_refused_page_backs_off_and_a_closed_tab_frees_its_stream(browser: WebDriver, streams_relay: Relay) -> None:
+    relay = streams_relay
+    with ExitStack() as stack:
+        local = stack.enter_context(httpx.Client(base_url=relay.url, timeout=60))  # 127.0.0.1, like the browser
+        held = [open_stream(stack, local) for _ in range(PER_CLIENT)]
+        assert all(s.status_code == 200 for s in held)
+        browser.get(f"{relay.url}/ui")
+        until(browser, lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-retries"), "a retry")
+        assert browser.find_element(By.ID, "conn").text == "reconnecting…"
+        held.pop().close()
+        live(browser)  # it got in once a slot was free
+        assert browser.find_element(By.ID, "conn").text == "live"
+        error_of(try_stream(local), 429, "too_many_streams")  # the page holds the slot now
+
+        browser.get("about:blank")  # the tab leaves: its stream ends
+        plain_until(lambda: _opens(local), "the page's stream slot to be free")

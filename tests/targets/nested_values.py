@@ -13,7 +13,7 @@ class Cat:
 
 class Wide:
     def __init__(self):
-        for i in range(9):
+        for i in range(14):
             setattr(self, f"a{i}", i)
 
 

@@ -17,7 +17,7 @@ import pytest
 from debugrelay.config import load_settings
 from debugrelay.errors import InvalidCondition, InvalidLine, RelayError
 from debugrelay.models import BreakpointRecord, SessionRecord
-from debugrelay.sessions import Session, breakpoints
+from debugrelay.sessions import Session, SourceRoots, breakpoints
 from debugrelay.sessions.breakpoints import (
     BreakpointRequest,
     BreakpointUpdate,
@@ -98,13 +98,13 @@ def saved_profile() -> list[object]:
 
 def test_ac_pe_4_invalid_saved_breakpoints_are_skipped_with_a_warning(caplog: LogCapture) -> None:
     with caplog.at_level(logging.WARNING):
-        reqs, skipped = breakpoints.requests_from_saved(saved_profile())
+        reqs, skipped = breakpoints.requests_from_saved(saved_profile(), SourceRoots((str(Path(COUNTER).parent),)))
     assert [(r.file, r.line, r.function) for r in reqs] == [
         (COUNTER, line_of(COUNTER, "step-body"), None),
         (None, None, "Point.norm"),
     ]
-    assert [s["index"] for s in skipped] == [1, 2, 3, 4, 6]
-    assert [s["error"]["code"] for s in skipped] == [
+    assert [s.index for s in skipped] == [1, 2, 3, 4, 6]
+    assert [s.error.code for s in skipped] == [
         "invalid_data",
         "invalid_line",
         "invalid_condition",

@@ -16,6 +16,12 @@ DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 OVERLAYS = ("dev", "team")
 KUBERNETES_VERSION = "1.32.0"  # the schemas every object is checked against (kubectl here is 1.32)
 WORKLOADS = ("Deployment", "StatefulSet", "Pod")
+# the cluster's DNS: kube-dns pods of kube-system, not a pod so labelled in any namespace
+CLUSTER_DNS = {
+    "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
+    "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}},
+}
+DNS_PORTS = [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]
 
 pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl (with kustomize) is not installed")
 
@@ -109,11 +115,44 @@ def test_targets_reach_only_dns_and_only_relays_reach_targets_and_redis(rendered
     assert set(targets["policyTypes"]) == {"Ingress", "Egress"}
     assert [peer["podSelector"]["matchLabels"] for peer in targets["ingress"][0]["from"]] == [relay]
     assert targets["ingress"][0]["ports"] == [{"protocol": "TCP", "port": 5678}]
-    assert len(targets["egress"]) == 1
-    assert {p["port"] for p in targets["egress"][0]["ports"]} == {53}
+    assert targets["egress"] == [{"to": [CLUSTER_DNS], "ports": DNS_PORTS}]  # the cluster's DNS, nothing else
     redis = policies["debugrelay-redis"]
     assert [peer["podSelector"]["matchLabels"] for peer in redis["ingress"][0]["from"]] == [relay]
     assert redis["egress"] == []
+
+
+def test_relays_reach_only_dns_redis_their_targets_opted_in_pods_each_other_and_the_api_server(
+    rendered: list[dict[str, Any]],
+) -> None:
+    policies = [o["spec"] for o in rendered if o["kind"] == "NetworkPolicy"]
+    relay = {"app.kubernetes.io/name": "debugrelay", "app.kubernetes.io/component": "relay"}
+    # every policy selecting the relays: their egress is the union of these, denied outside it
+    egress = [p for p in policies if p["podSelector"].get("matchLabels") == relay and "Egress" in p["policyTypes"]]
+    assert len(egress) == 1
+    rules = egress[0]["egress"]
+    target = {"app.kubernetes.io/managed-by": "debugrelay", "app.kubernetes.io/component": "target"}
+    attachable = {
+        "matchExpressions": [
+            {"key": "debugrelay.dev/attachable", "operator": "In", "values": ["true"]},
+            {"key": "app.kubernetes.io/name", "operator": "NotIn", "values": ["debugrelay"]},
+        ]
+    }
+    assert rules == [
+        {"to": [CLUSTER_DNS], "ports": DNS_PORTS},
+        {
+            "to": [{"podSelector": {"matchLabels": {**relay, "app.kubernetes.io/component": "redis"}}}],
+            "ports": [{"protocol": "TCP", "port": 6379}],
+        },
+        {"to": [{"podSelector": {"matchLabels": target}}], "ports": [{"protocol": "TCP", "port": 5678}]},
+        {"to": [{"podSelector": attachable}]},  # the debugpy port a workload chose
+        {"to": [{"podSelector": {"matchLabels": relay}}], "ports": [{"protocol": "TCP", "port": 8765}]},
+        # the API server: its address is the cluster's, so its ports only (the file says how to narrow it)
+        {"ports": [{"protocol": "TCP", "port": 443}, {"protocol": "TCP", "port": 6443}]},
+    ]
+    # no rule reaches a whole namespace or the whole cluster
+    peers = [peer for rule in rules for peer in rule.get("to", [])]
+    assert all(peer["namespaceSelector"].get("matchLabels") for peer in peers if "namespaceSelector" in peer)
+    assert not [peer for peer in peers if "ipBlock" in peer]
 
 
 def test_redis_requires_the_password_the_relays_are_given_from_the_secret(rendered: list[dict[str, Any]]) -> None:

@@ -130,6 +130,18 @@ def test_images_come_from_the_allowlist(workspace: Path) -> None:
     refused(lambda: extended.image("python:3.12"), "DEBUGRELAY_ALLOWED_IMAGES")
 
 
+def test_images_a_kubelet_pulls_are_the_configured_one_and_the_operator_s_only(workspace: Path) -> None:
+    configured = "registry.example.com/debugrelay/target:0.1.0"
+    settings = Settings(workspace=str(workspace), kubernetes_image=configured)
+    pulled = LaunchPolicy.from_settings(settings, pulled=True)
+    assert pulled.images == (configured,)
+    assert pulled.image(configured) == configured
+    for public in ("debugrelay/target:latest", "debugrelay/target:anything", "debugrelay/base:bookworm"):
+        refused(lambda image=public: pulled.image(image), "DEBUGRELAY_ALLOWED_IMAGES")
+    settings.allowed_images = "registry.example.com/team/*:*"
+    assert LaunchPolicy.from_settings(settings, pulled=True).image("registry.example.com/team/app:2") is not None
+
+
 def test_targets_run_as_a_non_root_user_unless_the_operator_allows_root(workspace: Path) -> None:
     assert policy_for(workspace).user(root=False) == TARGET_USER != "0:0"
     err = refused(lambda: policy_for(workspace).user(root=True), "DEBUGRELAY_ALLOW_ROOT_TARGETS")

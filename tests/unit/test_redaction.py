@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import logging
 import pprint
 import re
 from pathlib import Path
+from urllib.parse import quote
 
 import msgspec
 import pytest
@@ -239,3 +242,160 @@ def test_the_relays_log_lines_are_redacted(caplog: pytest.LogCaptureFixture) -> 
         caplog.handler.removeFilter(flt)
     assert "ya29" not in caplog.text
     assert PLACEHOLDER.search(caplog.text)
+
+
+# -- time linear in the text, bounded per answer ------------------------------------------------------
+
+
+class CountingPattern:
+    """A compiled pattern that counts its ``match`` calls and the characters each could read."""
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self.pattern, self.groupindex = pattern, pattern.groupindex
+        self.calls = self.reach = 0
+
+    def match(self, text: str, pos: int = 0) -> re.Match[str] | None:
+        self.calls += 1
+        self.reach += len(text) - pos
+        return self.pattern.match(text, pos)
+
+
+def test_a_value_after_a_secret_word_is_read_once_however_often_the_word_comes_back() -> None:
+    """``token=token=token=...``: each 'token' starts a value running to the end of the line; trying
+    each one read the line once per word (seconds for 64 KB). Now the run is read once."""
+    from debugrelay.redaction._rules import _ASSIGNED_TAIL, _ASSIGNED_WORDS, _after_words, _key_qualified
+
+    tail = CountingPattern(_ASSIGNED_TAIL)
+    text = "token=" * 10_000
+    spans = list(_after_words(text, _ASSIGNED_WORDS, tail, _key_qualified))  # type: ignore[arg-type]
+    assert spans == [(6, len(text))]
+    assert tail.calls <= 2 and tail.reach <= 2 * len(text)
+    # a quoted value is not a run: the words after it are all tried, and all found
+    assert list(_after_words("token='a1b2c3' token='d4e5f6'", _ASSIGNED_WORDS, _ASSIGNED_TAIL)) == [(7, 13), (22, 28)]
+    # a bare value followed by a call is code, not a secret, however long
+    assert list(_after_words("token=" + "atoken=" * 1000 + "(", _ASSIGNED_WORDS, _ASSIGNED_TAIL)) == []
+
+
+PEM = "-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----"
+
+
+@pytest.mark.parametrize(
+    ("crafted", "found"),
+    [
+        ("token=" * 2000, ["token=" * 1999]),
+        ("password:" * 2000, ["password:" * 1999]),
+        ("-----BEGIN RSA PRIVATE KEY-----" * 500, ["-----BEGIN RSA PRIVATE KEY-----"] * 500),
+        (PEM + " x", [PEM]),
+        ("eyJ-" * 3000, []),
+        ("@" * 5000, []),
+        ("a@" * 3000, []),
+        ("1" * 20_000, []),
+        ("x bearer " * 2000 + "bearer abcdefgh12345", ["abcdefgh12345"]),
+    ],
+)
+def test_crafted_runs_of_what_the_rules_look_for_find_what_they_should(crafted: str, found: list[str]) -> None:
+    redactor, table = fresh()
+    out = redactor.text(crafted, table, "output")
+    assert {e.value for e in table.entries()} == set(found)
+    assert all(value not in out for value in found)
+
+
+def test_the_finders_find_what_the_rules_regexes_say_in_the_corpus() -> None:
+    """The private key, JWT and email rules read the text their own way (each step bounded); on the
+    corpus they find exactly what their regular expressions describe."""
+    from debugrelay.redaction import BUILTIN_RULES
+
+    for rule in BUILTIN_RULES:
+        if rule.name in ("private_key", "jwt", "email", "card"):
+            described = {m.span() for m in rule.regex.finditer(CORPUS)}
+            assert set(rule.spans(CORPUS)) == described, rule.name
+
+
+def test_an_answer_is_redacted_up_to_its_budget_and_cut_with_a_marker_past_it() -> None:
+    from debugrelay.redaction import Budget
+
+    redactor, table = fresh()
+    line = "password=hunter2!x and some words " * 10
+    answer = {"outputs": [line] * 100}
+    out = redactor.walk(answer, table, "output", budget=Budget(1000))
+    texts = out["outputs"]
+    assert texts[0] == line.replace("hunter2!x", "[SECRET_1]")
+    assert all("hunter2" not in t for t in texts)
+    cut = texts[2]
+    assert "<cut:" in cut and "more chars" in cut and "smaller page" in cut
+    assert all(t.startswith("<cut:") for t in texts[3:])  # the rest: nothing but the marker
+    assert len("".join(texts)) < 100 * 120
+
+
+# -- encodings of a known secret -------------------------------------------------------------------
+
+
+SEEN = "hunter2-horse-battery"
+
+
+@pytest.mark.parametrize(
+    "encoded",
+    [
+        base64.b64encode(SEEN.encode()).decode(),
+        base64.b64encode(SEEN.encode()).decode().rstrip("="),
+        base64.urlsafe_b64encode(b"x" + SEEN.encode() + b"?").decode(),
+        base64.b64encode(b"password=" + SEEN.encode() + b"\n").decode(),
+        base64.b64encode(b"xy" + SEEN.encode()).decode(),
+        SEEN.encode().hex(),
+        SEEN.encode().hex(" ").upper(),
+        (b"pw=" + SEEN.encode()).hex(),
+        SEEN[::-1],
+        SEEN.upper(),
+        SEEN.upper()[::-1],
+        SEEN.title(),
+        " ".join(SEEN),
+        "-".join(SEEN),
+        repr(list(SEEN)),
+        repr([ord(c) for c in SEEN]),
+        repr(list(SEEN.encode())),
+        quote("login " + SEEN + "&next=/", safe=""),
+        json.dumps({"pw": SEEN}),
+    ],
+)
+def test_a_known_secret_is_hidden_in_a_common_encoding(encoded: str) -> None:
+    redactor, table = fresh()
+    redactor.text(f"password={SEEN}", table, "output")
+    out = redactor.text(f"value = {encoded} (end)", table, "output")
+    assert "[SECRET_1]" in out, out
+    assert out.startswith("value = ") and out.endswith(" (end)")
+
+
+def test_encodings_of_non_ascii_secrets_and_escapes_are_hidden() -> None:
+    redactor, table = fresh()
+    secret = "pässwörd-Ω-2024"
+    redactor.named(repr(secret), table, "variables")
+    for encoded in (ascii(secret), json.dumps(secret), repr(secret.encode()), quote(secret), secret.encode().hex()):
+        out = redactor.text(f"sent {encoded}!", table, "output")
+        assert "[SECRET_1]" in out, (encoded, out)
+
+
+def test_known_secrets_do_not_hide_ordinary_text() -> None:
+    """A table that knows every secret of the corpus leaves ordinary debugger output as it was
+    (letters glued to a known value, short values, numbers that merely contain its ords)."""
+    import asyncio
+    import collections
+    import datetime
+
+    redactor, table = fresh()
+    redactor.text(CORPUS, table, "output")
+    redactor.named("'secret'", table, "variables")  # a short, plain word as a password
+    ordinary = "\n".join(pprint.pformat(vars(m)) for m in (datetime, collections, asyncio))
+    before = len(table)
+    out = redactor.text(ordinary, table, "variables")
+    new = table.entries()[before:]
+    assert {e.rule for e in new} <= {"email"}
+    assert all(e.placeholder in out for e in new)
+    assert out.count("[") - out.count("[EMAIL_") == ordinary.count("[") - sum(ordinary.count(e.value) for e in new)
+
+
+def test_a_value_known_in_two_cases_keeps_its_own_placeholder_for_each() -> None:
+    redactor, table = fresh()
+    assert redactor.named("'hunter2-horse-battery'", table, "variables") == "'[SECRET_1]'"
+    assert redactor.named("'HUNTER2-HORSE-BATTERY'", table, "evaluate") == "'[SECRET_2]'"
+    out = redactor.text("'hunter2-horse-battery' 'HUNTER2-HORSE-BATTERY' 'Hunter2-Horse-Battery'", table, "output")
+    assert out == "'[SECRET_1]' '[SECRET_2]' '[SECRET_1]'"

@@ -80,6 +80,35 @@ async def test_output_is_capped_and_paged_by_cursor(store: StateStore) -> None:
     assert not rest.has_more
 
 
+async def test_output_is_bounded_in_bytes_oldest_first_never_the_newest(store: StateStore) -> None:
+    now = time.time()
+    store.output_bytes = 100  # type: ignore[attr-defined]
+    await store.append_output("sess_a", [("stdout", "a" * 40, now), ("stdout", "b" * 40, now)])
+    await store.append_output("sess_a", [("stderr", "é" * 20 + "\n", now)])  # 41 bytes in UTF-8
+    page = await store.read_output("sess_a", None, 10)
+    assert [e.text[0] for e in page.entries] == ["b", "é"]  # 121 bytes: the oldest went
+    await store.append_output("sess_a", [("stdout", "c" * 500, now)])  # one entry over the whole bound
+    page = await store.read_output("sess_a", None, 10)
+    assert [e.text for e in page.entries] == ["c" * 500]  # the newest stays
+    await store.clear_output("sess_a")
+    await store.append_output("sess_a", [("stdout", "d" * 60, now), ("stdout", "e" * 30, now)])
+    page = await store.read_output("sess_a", None, 10)
+    assert [e.text[0] for e in page.entries] == ["d", "e"]  # a cleared stream counts from nothing
+
+
+async def test_the_newest_entries_after_a_cursor_end_the_output(store: StateStore) -> None:
+    now = time.time()
+    await store.append_output("sess_a", [("stdout", f"line {n}\n", now) for n in range(10)])
+    page = await store.read_output("sess_a", None, 3, newest=True)
+    assert [e.text for e in page.entries] == ["line 7\n", "line 8\n", "line 9\n"]
+    assert page.skipped and not page.has_more
+    rest = await store.read_output("sess_a", page.cursor, 3, newest=True)
+    assert rest.entries == [] and rest.cursor == page.cursor and not rest.skipped
+    await store.append_output("sess_a", [("stdout", "line 10\n", now)])
+    after = await store.read_output("sess_a", page.cursor, 3, newest=True)
+    assert [e.text for e in after.entries] == ["line 10\n"] and not after.skipped
+
+
 async def test_a_retried_output_batch_is_written_once(store: StateStore) -> None:
     now = time.time()
     batch = [("stdout", "tick 1\n", now), ("stdout", "tick 2\n", now)]

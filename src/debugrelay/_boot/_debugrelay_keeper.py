@@ -3,19 +3,40 @@
     DEBUGRELAY_KEEPER_SECRET=... python _debugrelay_keeper.py --listen HOST:PORT --connect 127.0.0.1:INNER \
         [--status-file PATH] [--client JSON] -- python -m debugpy --listen 127.0.0.1:INNER --wait-for-client ...
 
+The secret comes in the environment, or (``--secret-fd N``) on an inherited pipe, read and closed at
+start, so that it is not in the keeper's /proc/<pid>/environ at all.
+
 debugpy resumes the debuggee and clears its breakpoints as soon as its client goes away. The keeper
-is that client for the whole run: it starts the debuggee (stdin, stdout and stderr inherited; the
-secret removed from its environment), connects to debugpy on the loopback, and serves the relay on
-``--listen``. While no relay is connected nothing changes for debugpy: a paused program stays
-paused, breakpoints stay set, and events are queued (bounded: output is dropped first, oldest
-first, and counted). The keeper never sends ``disconnect`` on its own.
+is that client for the whole run: it starts the debuggee (stdin inherited; the secret removed from
+its environment), connects to debugpy on the loopback, and serves the relay on ``--listen``. While
+no relay is connected nothing changes for debugpy: a paused program stays paused, breakpoints stay
+set, and events are queued (bounded: output is dropped first, oldest first, and counted). The keeper
+never sends ``disconnect`` on its own.
+
+The program's stdout and stderr are pipes the keeper reads: every byte becomes a DAP ``output``
+event of its own (``category`` stdout/stderr, ``time`` of the read), copied to the keeper's own
+stdout/stderr too (a local target's log file, a container's log). debugpy's own capture
+(``redirectOutput``) loses the end of a program that writes fast and exits, so the keeper turns it
+off in the attach it passes on. A stop, and the end of the run, reach the relay after everything
+the program wrote before them: the pipes are read empty before a ``stopped`` event is passed on,
+and ``exited``/``terminated`` wait for the debuggee's exit (the pipes then hold all it wrote). While
+a relay is connected but slow to read, the pipes wait (the program blocks on write, as under any
+slow reader); while none is, output is queued as above. A debuggee that ends while no relay is
+connected leaves a keeper that waits up to LINGER_SECONDS for one to take what it queued.
+
+The keeper makes itself non-dumpable: its ``/proc/<pid>/environ`` (where the secret was) and its
+memory are closed to the debuggee, which runs as the same user.
 
 Protocol (one relay at a time; a new one replaces the old one):
 1. the keeper sends ``DEBUGRELAY-KEEPER/1 <nonce>\\n``; the relay answers one line, the hex
-   HMAC-SHA256 of ``debugrelay-keeper:<nonce>`` under the secret. Anything else: closed at once.
+   HMAC-SHA256 of ``debugrelay-keeper:<nonce>`` under the secret, optionally followed by a space and
+   the number ``n`` of the last output event it has stored. Anything else: closed at once.
 2. the keeper sends a DAP event ``debugrelay.keeper`` with its state (initialized, attached,
    configured, paused: the last ``stopped`` body or null, paused_while_detached, queued,
-   dropped_output, exit_code), then the queued events in order, then relays DAP both ways.
+   dropped_output, dropped_output_chars, lost_output, exit_code), then the output events it sent
+   to an earlier relay after the relay's ``n`` (a relay killed before it stored them; the keeper
+   retains the last RETAIN_BYTES of what it sent), then the queued events in order, then relays DAP
+   both ways. Output events carry ``n``, the keeper's count, so a relay never stores one twice.
    Request seqs are rewritten (the keeper's own counter towards debugpy), so a response to a
    request of a relay that went away is dropped, never delivered to the next one. Reverse requests
    (``runInTerminal``, ...) are refused here, as the relay would.
@@ -38,9 +59,11 @@ process: the container's exit code is the program's).
 Standard library only, Python 3.8+: it runs on the target's own interpreter.
 """
 
+import codecs
 import collections
 import hashlib
 import hmac
+import http.client
 import itertools
 import json
 import os
@@ -69,12 +92,35 @@ EARLY_RETRIES = 5  # attaches again after debugpy dropped the keeper before anyt
 ENDPOINTS_ENV = "DEBUGPY_ADAPTER_ENDPOINTS"  # debugpy's adapter writes this file once it is fully set up
 ENDPOINTS_FILE = "debugpy-endpoints.json"
 ENDPOINTS_WAIT = 30.0  # without that file by then (a debugpy that does not write it), connect anyway
+RETAIN_BYTES = 4 * 1024 * 1024  # output sent to a relay, kept to send again to the next one if it died
+STREAM_READ = 65536
+STREAM_ROUND = 1024 * 1024  # of one pipe per loop round at most, so DAP answers are never held up long
+RELAY_BACKLOG = 4 * 1024 * 1024  # unsent to a connected relay: the pipes wait until it has read some
+END_HOLD = 2.0  # exited/terminated wait this long for the debuggee's exit (its last output) at most
+LINGER_SECONDS = 30.0  # a debuggee ended with events no relay took: wait this long for one
 RESUMING = frozenset(("continue", "next", "stepIn", "stepOut", "stepBack", "reverseContinue", "goto"))
+# what a relay configures once for the whole program: replayed to each child process as it attaches,
+# and passed on to every attached child when it changes
+CONFIGURATION = frozenset(
+    ("setBreakpoints", "setFunctionBreakpoints", "setExceptionBreakpoints", "setDebuggerProperty")
+)
+SCAN_SECONDS = 1.0  # how often the debuggee's descendants are looked for in /proc
+CHILDREN_ENV = "DEBUGRELAY_CHILDREN_SOCKET"  # a Python process of the program says its pid here as it starts
+FOLLOW_ENV = "DEBUGRELAY_CHILDREN"  # "debug": debugpy follows the program's children
+ATTACH_REACH = 3.0  # s a keeper holding a program it did not start tries to reach its debugpy at first
+ATTACH_WAIT = 60.0  # s a keeper holding a program it did not start waits to be attached, then gives up
+ATTACH_GRACE = 3.0  # s a child of a program whose children are debugged has to be attached, else undebugged
+MAX_COMMAND = 512  # characters of a child's command line passed on
+HTTP_REQUEST = "debugrelay.http"  # a relay's request: send an HTTP request to the program (a service)
+HTTP_RESPONSE = "debugrelay.httpResponse"  # its outcome, an event: queued like output while no relay is there
+HTTP_BODY_KEPT = 16384  # characters of a response body passed on (the whole length is said)
+HTTP_CONNECT_GRACE = 5.0  # a service just started may not listen yet: connecting is retried this long
+KEPT_EVENTS = frozenset(("stopped", "exited", "terminated", HTTP_RESPONSE))  # never dropped from the queue
 
 
 USAGE = (
     "usage: _debugrelay_keeper.py --listen HOST:PORT --connect HOST:PORT [--status-file PATH] [--client JSON]"
-    " -- COMMAND"
+    " [--secret-fd N] -- [COMMAND]  (no command, with --client: hold a program that debugpy already serves)"
 )
 
 
@@ -89,6 +135,13 @@ def log(text):
 def prove(secret, nonce):
     """The proof a relay sends for ``nonce``: hex HMAC-SHA256 under the secret."""
     return hmac.new(secret, b"debugrelay-keeper:" + nonce, hashlib.sha256).hexdigest().encode()
+
+
+def own_output(request):
+    """An ``attach`` request with debugpy's own output capture off: the keeper reads the pipes itself."""
+    arguments = dict(request.get("arguments") or {})
+    arguments["redirectOutput"] = False
+    return dict(request, arguments=arguments)
 
 
 def frame(body):
@@ -130,7 +183,7 @@ class Framer(object):
 
 # the envelope's own keys, read where they come before any nested value (debugpy and the relay write
 # them first): rewriting a seq in place is what keeps the keeper's cost per request small
-KEYS = re.compile(rb'"(seq|type|request_seq|command|event|success)"\s*:\s*("(?:[^"\\]|\\.)*"|\d+|true|false)')
+KEYS = re.compile(rb'"(seq|type|request_seq|command|event|success|process)"\s*:\s*("(?:[^"\\]|\\.)*"|\d+|true|false)')
 
 
 class Peek(object):
@@ -154,6 +207,15 @@ class Peek(object):
         if self.message is None:
             self.message = json.loads(self.body)
         return self.message
+
+    def envelope(self, key):
+        """A key of the envelope (before any nested value), or None: the message is not parsed for it."""
+        match = self.fields.get(key)
+        return None if match is None else self.get(key)
+
+    def tagged(self, pid):
+        """The message, framed, with ``"process": pid`` in its envelope (a child's message to the relay)."""
+        return frame(b'{"process":%d,%s' % (pid, self.body[1:]))
 
     def get(self, key):
         match = self.fields.get(key)
@@ -193,16 +255,63 @@ class Conn(object):
         self.deadline = 0.0
         self.closed = False
         self.mask = 0
+        self.proc = None  # a child process's connection: its Proc
         try:
             self.peer = "%s:%s" % sock.getpeername()[:2]
         except (OSError, TypeError):
             self.peer = "?"
 
 
+class Proc(object):
+    """A child process of the debuggee that debugpy announced (``debugpyAttach``): the keeper attaches to
+    it over a connection of its own, configures it as the relay configured the program, and holds it."""
+
+    def __init__(self, pid, attach):
+        self.pid = pid
+        self.attach = attach  # the attach arguments debugpy gave for it
+        self.conn = None
+        self.state = "attaching"  # -> "running" once configured -> "exited"
+        self.paused = None  # the last ``stopped`` body, while stopped
+        self.exit_code = None
+        self.own = {}  # the keeper's requests to it: seq -> command
+
+
+class Stream(object):
+    """One of the debuggee's output pipes: the program's own stdout or stderr, read by the keeper."""
+
+    def __init__(self, fd, category, echo):
+        self.fd = fd
+        self.category = category
+        self.echo = echo  # the keeper's own stdout/stderr: the log (a file, a container's log) keeps a copy
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self.eof = False
+        self.watched = False
+        os.set_blocking(fd, False)
+
+
+def echo(fd, data):
+    try:
+        while data:
+            data = data[os.write(fd, data) :]
+    except OSError:
+        pass
+
+
 class Keeper(object):
     """The keeper's state and its one select loop (see the module docstring)."""
 
-    def __init__(self, listener, upstream, secret, status_file=None, child=None, client=None, endpoints=None):  # noqa: PLR0917
+    def __init__(  # noqa: PLR0915, PLR0917
+        self,
+        listener,
+        upstream,
+        secret,
+        status_file=None,
+        child=None,
+        client=None,
+        endpoints=None,
+        streams=(),
+        births=None,
+    ):
         self.sel = selectors.DefaultSelector()
         self.listener = listener
         listener.setblocking(False)
@@ -215,13 +324,29 @@ class Keeper(object):
         self.up_backlog = bytearray()  # relay requests written before debugpy was reachable
         self.up_retry_at = 0.0
         self.relay = None
+        self.gone = False  # holding a program it did not start (no command): debugpy let go for good
+        self.attach_until = time.monotonic() + ATTACH_WAIT  # ... or never took the keeper by then
+        self.reach_until = time.monotonic() + ATTACH_REACH  # ... or never answered a connection by then
+        self.unreachable = None  # why debugpy could not be reached (said to the relay's handshake)
         self.pending = {}
         self.seq = itertools.count(1)
         self.requests = {}  # our seq -> (relay conn id, relay seq)
         self.queue = collections.deque()  # (event name, framed bytes)
+        self.http_lock = threading.Lock()
+        self.http_done = []  # outcomes of HTTP requests, finished in their threads, to pass on
         self.queued_bytes = 0
         self.dropped_output = 0
+        self.dropped_chars = 0
         self.dropped = 0
+        self.streams = list(streams)
+        self.out_seq = itertools.count(1)  # output events, numbered: ``n`` in their body
+        self.retained = collections.deque()  # (n, framed) of output sent to a relay
+        self.retained_bytes = 0
+        self.retained_floor = 0  # the last n no longer retained
+        self.held_end = []  # debugpy's exited/terminated, until the debuggee's exit: (event, framed)
+        self.hold_until = 0.0
+        self.linger_until = 0.0
+        self.sent_at = 0.0  # the last time bytes went to the relay
         self.initialized = False
         self.attached = False
         self.configured = False
@@ -245,6 +370,16 @@ class Keeper(object):
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_r, False)
         self.sel.register(self.wake_r, selectors.EVENT_READ, "wake")
+        self.procs = {}  # pid -> Proc: the debuggee's children that debugpy attached
+        self.configuration = {}  # (command, source path) -> arguments: what every process is configured with
+        self.init_args = (client or {}).get("initialize")  # initialize arguments for a child's connection
+        self.tree = {}  # pid -> what was said of a descendant of the debuggee found in /proc
+        self.scan_at = 0.0
+        self.follow = bool(((client or {}).get("attach") or {}).get("subProcess"))  # debugpy attaches children
+        self.births = births  # a datagram socket: each Python process of the program sends its pid as it starts
+        if births is not None:
+            births.setblocking(False)
+            self.sel.register(births, selectors.EVENT_READ, "births")
 
     # -- the loop ------------------------------------------------------------------------------
 
@@ -258,25 +393,60 @@ class Keeper(object):
         """Serve until the debuggee has exited and what it said was passed on (or the drain ran out)."""
         while True:
             now = time.monotonic()
-            if self.exit_code is not None and self.ending_at is None:
+            if self.held_end and (self.exit_code is not None or self.child is None or now >= self.hold_until):
+                self.release_end()
+            if self.child is None and not self.attached and not self.gone and now >= self.attach_until:
+                log("debugpy at %s:%s never took the keeper: giving up" % self.upstream_addr[:2])
+                self.gone = True
+            if (self.exit_code is not None or self.gone) and self.ending_at is None:
                 self.ending_at = now + DRAIN_SECONDS
+                self.linger_until = now + LINGER_SECONDS
                 self.write_status()
-            if self.ending_at is not None and (self.drained() or now >= self.ending_at):
+            if self.exit_code is not None and self.terminated and self.up is not None and not self.up.out:
+                # the run is over: debugpy's adapter waits for its client to leave before it exits, and it
+                # holds the program's stdout and stderr open (inherited) until it does
+                self.close(self.up)
+            if self.ending_at is not None and self.finished(now):
                 return
             if self.up is None and self.ending_at is None and now >= self.up_retry_at:
                 self.connect_upstream()
+            if now >= self.scan_at and self.exit_code is None:
+                self.scan_at = now + SCAN_SECONDS
+                self.scan_tree()
+            self.watch_streams()
             self.step(self.timeout(now))
+            self.pass_http()
 
     def drained(self):
         up_done = self.up is None or self.terminated
-        return up_done and (self.relay is None or not self.relay.out)
+        streams_done = all(stream.eof for stream in self.streams)
+        return up_done and streams_done and (self.relay is None or not self.relay.out)
+
+    def finished(self, now):
+        """After the debuggee's exit: everything passed on, or no use waiting any longer."""
+        if self.relay is None and self.queue and self.worth_lingering():
+            return now >= self.linger_until  # what no relay has taken yet waits for one, a while
+        if self.drained():
+            return True
+        if self.relay is not None and self.relay.out and now - self.sent_at < DRAIN_SECONDS:
+            return False  # still passing the end of the output on
+        return now >= self.ending_at
+
+    def worth_lingering(self):
+        """What waits says something a returning relay needs (output, a stop, the exit code): a warm
+        interpreter whose relay went away ends with nothing to pass on but ``terminated``, and goes at once."""
+        return any(event in ("output", "stopped", "exited", HTTP_RESPONSE) for event, _, _, _ in self.queue)
 
     def timeout(self, now):
         waits = [1.0]
+        if self.exit_code is None:  # the tree is scanned while the debuggee runs
+            waits.append(max(0.0, self.scan_at - now))
         if self.up is None:
             waits.append(max(0.0, self.up_retry_at - now))
         if self.ending_at is not None:
             waits.append(max(0.0, self.ending_at - now))
+        if self.held_end:
+            waits.append(max(0.0, self.hold_until - now))
         for conn in self.pending.values():
             waits.append(max(0.0, conn.deadline - now))
         return min(waits)
@@ -288,8 +458,12 @@ class Keeper(object):
                     os.read(self.wake_r, 512)
                 except OSError:
                     pass
+            elif key.data == "births":
+                self.born()
             elif key.data is None:
                 self.accept()
+            elif isinstance(key.data, Stream):
+                self.read_stream(key.data)
             else:
                 conn = key.data
                 if mask & selectors.EVENT_READ and not conn.closed:
@@ -322,6 +496,8 @@ class Keeper(object):
             while conn.out:
                 sent = conn.sock.send(conn.out)
                 del conn.out[:sent]
+                if conn is self.relay:
+                    self.sent_at = time.monotonic()
         except (BlockingIOError, InterruptedError):
             pass
         except OSError:
@@ -349,6 +525,8 @@ class Keeper(object):
             self.attach_waiting = None
         elif conn is self.up:
             self.upstream_lost()
+        elif conn.kind == "child":
+            self.child_lost(conn.proc)
 
     def readable(self, conn):
         try:
@@ -373,6 +551,8 @@ class Keeper(object):
             try:
                 if conn.kind == "upstream":
                     self.from_debugpy(Peek(body))
+                elif conn.kind == "child":
+                    self.from_child(conn.proc, Peek(body))
                 elif conn is self.relay:
                     self.from_relay(Peek(body))
             except (ValueError, TypeError):
@@ -407,7 +587,12 @@ class Keeper(object):
                 log("refused a connection from %s: no proof" % conn.peer)
                 self.close(conn)
             return
-        proof, rest = bytes(conn.line[:end]).strip(), bytes(conn.line[end + 1 :])
+        words, rest = bytes(conn.line[:end]).split(), bytes(conn.line[end + 1 :])
+        proof = words[0] if words else b""
+        try:
+            stored = int(words[1]) if len(words) > 1 else None  # the last output event the relay has kept
+        except ValueError:
+            stored = None
         if not hmac.compare_digest(proof, prove(self.secret, conn.nonce)):
             log("refused a connection from %s: wrong proof" % conn.peer)
             self.close(conn)
@@ -431,17 +616,26 @@ class Keeper(object):
                 "paused_while_detached": self.paused_while_detached,
                 "queued": len(self.queue),
                 "dropped_output": self.dropped_output,
+                "dropped_output_chars": self.dropped_chars,
+                "lost_output": max(0, self.retained_floor - stored) if stored is not None else 0,
                 "dropped": self.dropped,
                 "exit_code": self.exit_code,
                 "pid": self.child.pid if self.child is not None else None,
+                "processes": self.process_list(),
             },
         }
         out = bytearray(encode(hello))
-        for _, data_ in self.queue:
+        if stored is not None:
+            for n, data_ in self.retained:
+                if n > stored:
+                    out += data_
+        for _, data_, _, n in self.queue:
             out += data_
+            if n is not None:
+                self.retain(n, data_)
         self.queue.clear()
         self.queued_bytes = 0
-        self.dropped_output = self.dropped = 0
+        self.dropped_output = self.dropped_chars = self.dropped = 0
         self.paused_while_detached = False
         self.send(conn, bytes(out))
         if rest:
@@ -464,17 +658,31 @@ class Keeper(object):
     def from_relay(self, message):
         if message.get("type") != "request":
             return  # the keeper answers debugpy's reverse requests itself
+        pid = message.envelope("process")
+        if pid is not None and (self.child is None or pid != self.child.pid):
+            self.to_child(pid, message)
+            return
         if self.client is not None and self.answer_handshake(message):
             return
+        command = message.get("command")
+        if command == HTTP_REQUEST:
+            self.http_request(message.full())
+            return
+        if command == "initialize" and self.init_args is None:
+            self.init_args = message.full().get("arguments") or {}
         seq = next(self.seq)
         self.requests[seq] = (self.relay.id if self.relay else 0, message.get("seq"))
-        if message.get("command") == "attach":
+        if command == "attach":
             self.attached = True
+            if self.streams:
+                message = Peek(json.dumps(own_output(message.full()), separators=(",", ":")).encode())
         data = message.replaced("seq", seq)
         if self.up is None:
             self.up_backlog += data
         else:
             self.send(self.up, data)
+        if command in CONFIGURATION:
+            self.configure_all(command, message.full().get("arguments") or {})
 
     def from_debugpy(self, message):
         kind = message.get("type")
@@ -502,6 +710,13 @@ class Keeper(object):
             self.send(self.relay, message.replaced("request_seq", entry[1]))
         elif kind == "event":
             event = message.get("event")
+            if event == "debugpyAttach":
+                self.start_child(message.full().get("body") or {})
+                return
+            if event in ("stopped", "exited", "terminated"):
+                self.drain_streams()  # what the program wrote before it stopped comes first
+            if event == "stopped":
+                self.scan_tree()
             if event == "stopped":
                 self.paused = message.full().get("body") or {}
                 if self.relay is None:
@@ -509,12 +724,14 @@ class Keeper(object):
                     self.write_status()
             elif event == "continued":
                 self.paused = None
+            elif event in ("exited", "terminated") and self.streams and self.exit_code is None:
+                # the debuggee may still be writing its last lines: they come first
+                self.held_end.append((event, frame(message.body)))
+                self.hold_until = time.monotonic() + END_HOLD
+                return
             elif event == "terminated":
                 self.terminated = True
-            if self.relay is not None:
-                self.send(self.relay, frame(message.body))
-            else:
-                self.enqueue(event, frame(message.body))
+            self.deliver(event, frame(message.body))
         elif kind == "request":
             refusal = {
                 "seq": next(self.seq),
@@ -525,6 +742,317 @@ class Keeper(object):
                 "message": "'%s' is not supported by debugrelay" % message.get("command"),
             }
             self.send(self.up, encode(refusal))
+
+    # -- the debuggee's children ----------------------------------------------------------------
+
+    def start_child(self, attach):
+        """debugpy announced a child process (``debugpyAttach``): attach to it over a connection of the
+        keeper's own, to debugpy's adapter as always (never to an address a message names)."""
+        pid = attach.get("subProcessId")
+        if not isinstance(pid, int) or pid in self.procs:
+            return
+        proc = Proc(pid, attach)
+        self.procs[pid] = proc
+        if pid not in self.tree:
+            self.seen(pid, parent_of(pid))
+        try:
+            sock = socket.create_connection(self.upstream_addr, timeout=1.0)
+        except OSError as exc:
+            log("cannot attach to child process %d: %s" % (pid, exc))
+            self.child_lost(proc)
+            return
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.setblocking(False)
+        conn = Conn(sock, "child")
+        conn.proc = proc
+        proc.conn = conn
+        self.watch(conn)
+        self.request_to(proc, "initialize", self.init_args or {})
+
+    def request_to(self, proc, command, arguments):
+        seq = next(self.seq)
+        proc.own[seq] = command
+        self.send(proc.conn, encode({"seq": seq, "type": "request", "command": command, "arguments": arguments}))
+
+    def child_answered(self, proc, command, message):
+        if command == "initialize":
+            if not message.get("success"):
+                log("child process %d refused initialize: %s" % (proc.pid, message.get("message")))
+                self.close(proc.conn)
+                return
+            arguments = dict(proc.attach)
+            if self.streams:
+                arguments["redirectOutput"] = False  # its stdout and stderr are the pipes the keeper reads
+            self.request_to(proc, "attach", arguments)
+        elif command == "attach" and not message.get("success"):
+            log("child process %d refused attach: %s" % (proc.pid, message.get("message")))
+            self.close(proc.conn)
+        elif command == "configurationDone" and message.get("success"):
+            proc.state = "running"
+
+    def configure(self, proc):
+        """A child said ``initialized``: everything the relay configured, then ``configurationDone``."""
+        proc.state = "configuring"
+        for (command, _), arguments in self.configuration.items():
+            self.request_to(proc, command, arguments)
+        self.request_to(proc, "configurationDone", {})
+        self.announce(proc.pid, "running", debugged=True, name=proc.attach.get("name"))
+
+    def configure_all(self, command, arguments):
+        """Remember what the relay configured and pass it on to every child already configured."""
+        key = (command, json.dumps(arguments.get("source", {}).get("path")) if command == "setBreakpoints" else "")
+        if command == "setDebuggerProperty":
+            key = (command, json.dumps(sorted(arguments)))
+        self.configuration.pop(key, None)
+        self.configuration[key] = arguments
+        for proc in self.procs.values():
+            if proc.state in ("configuring", "running") and proc.conn is not None and not proc.conn.closed:
+                self.request_to(proc, command, arguments)
+
+    def to_child(self, pid, message):
+        """A relay's request for one child process (``"process": pid`` in its envelope)."""
+        proc = self.procs.get(pid)
+        if proc is None or proc.conn is None or proc.conn.closed or proc.state == "exited":
+            self.reply(message, False, message="process %d is not being debugged (it ended, or never was)" % pid)
+            return
+        seq = next(self.seq)
+        self.requests[seq] = (self.relay.id if self.relay else 0, message.get("seq"))
+        self.send(proc.conn, message.replaced("seq", seq))
+
+    def from_child(self, proc, message):
+        kind = message.get("type")
+        if kind == "response":
+            request_seq = message.get("request_seq")
+            if request_seq in proc.own:
+                self.child_answered(proc, proc.own.pop(request_seq), message)
+                return
+            entry = self.requests.pop(request_seq, None)
+            if message.get("success") and message.get("command") in RESUMING:
+                proc.paused = None
+            if entry is None or self.relay is None or entry[0] != self.relay.id:
+                return
+            self.send(self.relay, message.replaced("request_seq", entry[1]))
+        elif kind == "event":
+            event = message.get("event")
+            if event == "debugpyAttach":  # a grandchild
+                self.start_child(message.full().get("body") or {})
+                return
+            if event == "initialized":
+                if proc.state == "attaching":
+                    self.configure(proc)
+                return
+            if event == "stopped":
+                self.drain_streams()
+                proc.paused = message.full().get("body") or {}
+                if self.relay is None:
+                    self.paused_while_detached = True
+            elif event == "continued":
+                proc.paused = None
+            elif event == "exited":
+                proc.exit_code = (message.full().get("body") or {}).get("exitCode")
+            self.deliver(event, message.tagged(proc.pid))
+        elif kind == "request":
+            refusal = {
+                "seq": next(self.seq),
+                "type": "response",
+                "request_seq": message.get("seq"),
+                "command": message.get("command"),
+                "success": False,
+                "message": "'%s' is not supported by debugrelay" % message.get("command"),
+            }
+            self.send(proc.conn, encode(refusal))
+
+    def child_lost(self, proc):
+        """A child's connection ended: the child exited (or debugpy let it go)."""
+        if proc.state == "exited":
+            return
+        proc.state = "exited"
+        proc.paused = None
+        if proc.conn is not None and not proc.conn.closed:
+            self.close(proc.conn)
+        self.announce(proc.pid, "exited", debugged=True, exit_code=proc.exit_code)
+
+    def announce(self, pid, state, **facts):
+        """A ``debugrelay.process`` event: a child process started, attached or ended."""
+        body = dict(facts, pid=pid, state=state)
+        known = self.tree.get(pid)
+        if known:
+            body.setdefault("ppid", known.get("ppid"))
+            body.setdefault("command", known.get("command"))
+        self.deliver(
+            "debugrelay.process", encode({"seq": 0, "type": "event", "event": "debugrelay.process", "body": body})
+        )
+
+    def process_list(self):
+        """The debuggee's child processes as the keeper knows them: debugged ones and Python ones found."""
+        found = []
+        for pid, proc in self.procs.items():
+            info = self.tree.get(pid) or {}
+            found.append(
+                {
+                    "pid": pid,
+                    "ppid": info.get("ppid"),
+                    "command": info.get("command"),
+                    "debugged": True,
+                    "state": proc.state if proc.state != "configuring" else "running",
+                    "paused": proc.paused,
+                    "exit_code": proc.exit_code,
+                }
+            )
+        for pid, info in self.tree.items():
+            if pid not in self.procs and info.get("announced"):
+                found.append(
+                    {
+                        "pid": pid,
+                        "ppid": info.get("ppid"),
+                        "command": info.get("command"),
+                        "debugged": False,
+                        "state": "running",
+                    }
+                )
+        return found
+
+    def seen(self, pid, ppid):
+        """A descendant of the debuggee, found: what it runs, noted once."""
+        info = describe_process(pid)
+        info["ppid"] = ppid
+        info["at"] = time.monotonic()
+        self.tree[pid] = info
+        return info
+
+    def born(self):
+        """Python processes of the program said their pids as they started (forks too): noted at once, so a
+        short-lived one is known even if no scan ever sees it; only descendants of the debuggee count."""
+        while True:
+            try:
+                data = self.births.recv(64)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                return
+            try:
+                pid = int(data.strip())
+            except ValueError:
+                continue
+            root = self.child.pid if self.child is not None else None
+            if pid == root or pid in self.tree or root is None:
+                continue
+            ppid = parent_of(pid)
+            chain, hops = ppid, 0
+            while chain not in (None, 0, 1, root) and hops < 64:  # a descendant of the debuggee?
+                chain, hops = parent_of(chain), hops + 1
+            if chain == root:
+                info = self.seen(pid, ppid)
+                if info["python"] and pid not in self.procs and not self.follow:
+                    info["announced"] = True
+                    self.announce(pid, "running", debugged=False)
+
+    def scan_tree(self):
+        """Find the debuggee's descendants in /proc (Linux): a Python one that no debugger follows is
+        announced once, so the relay can say which processes run undebugged; an ended one, once."""
+        root = self.child.pid if self.child is not None else None
+        if root is None or not os.path.isdir("/proc/%d" % root):
+            return
+        parents = {}
+        try:
+            names = os.listdir("/proc")
+        except OSError:
+            return
+        for name in names:
+            if not name.isdigit():
+                continue
+            try:
+                with open("/proc/%s/stat" % name, "rb") as fh:
+                    stat = fh.read(4096)
+                parents[int(name)] = int(stat[stat.rfind(b")") + 2 :].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+        kids = {}
+        for pid, ppid in parents.items():
+            kids.setdefault(ppid, []).append(pid)
+        found, stack = set(), [root]
+        while stack:
+            for kid in kids.get(stack.pop(), ()):
+                found.add(kid)
+                stack.append(kid)
+        for pid in found:
+            if pid not in self.tree:
+                self.seen(pid, parents.get(pid))
+        now = time.monotonic()
+        for pid, info in self.tree.items():
+            late = not self.follow or now - info.get("at", now) > ATTACH_GRACE
+            if info["python"] and pid not in self.procs and not info.get("announced") and late:
+                info["announced"] = True
+                self.announce(pid, "running", debugged=False)
+        for pid in [p for p in self.tree if p not in found]:
+            info = self.tree.pop(pid)
+            if info.get("announced") and pid not in self.procs:
+                self.announce(pid, "exited", debugged=False, ppid=info.get("ppid"), command=info.get("command"))
+
+    # -- HTTP requests to the program, for the relay --------------------------------------------------
+
+    def http_request(self, request):
+        """Send an HTTP request to the program from beside it (its loopback: a container's service need not
+        be published). In a thread: a handler paused at a breakpoint holds nothing here. The outcome is an
+        event, queued while no relay is connected, so a relay that died meanwhile gets it when one is back."""
+        args = request.get("arguments") or {}
+        self.reply(request, True, {"accepted": args.get("id")})
+        threading.Thread(target=self.http_send, args=(args,), name="http", daemon=True).start()
+
+    def http_send(self, args):
+        out = {key: args.get(key) for key in ("id", "method", "path", "port")}
+        started = time.monotonic()
+        connect_until = started + min(float(args.get("grace") or HTTP_CONNECT_GRACE), HTTP_CONNECT_GRACE)
+        body = args.get("body")
+        try:
+            while True:
+                conn = http.client.HTTPConnection(args.get("host") or "127.0.0.1", int(args["port"]))
+                try:
+                    conn.connect()
+                    break
+                except ConnectionRefusedError:  # nothing sent yet: trying again cannot send it twice
+                    conn.close()
+                    if time.monotonic() >= connect_until:
+                        raise
+                    time.sleep(0.1)
+            conn.request(
+                args.get("method") or "GET",
+                args.get("path") or "/",
+                body=body.encode("utf-8") if isinstance(body, str) else None,
+                headers=args.get("headers") or {},
+            )
+            response = conn.getresponse()
+            kept, total = b"", 0
+            while True:
+                chunk = response.read(65536)
+                if not chunk:
+                    break
+                total += len(chunk)
+                if len(kept) < HTTP_BODY_KEPT * 4:
+                    kept += chunk[: HTTP_BODY_KEPT * 4 - len(kept)]
+            text = kept.decode("utf-8", "replace")
+            out["status"] = response.status
+            out["headers"] = {name.lower(): value for name, value in response.getheaders()}
+            out["body"] = text[:HTTP_BODY_KEPT]
+            if total > len(kept) or len(text) > HTTP_BODY_KEPT:
+                out["body_bytes"] = total
+            conn.close()
+        except (OSError, http.client.HTTPException, ValueError) as exc:
+            out["error"] = "%s: %s" % (type(exc).__name__, exc)
+            out["refused"] = isinstance(exc, ConnectionRefusedError)
+        out["elapsed_ms"] = round((time.monotonic() - started) * 1000, 1)
+        with self.http_lock:
+            self.http_done.append(out)
+        self.wake()
+
+    def pass_http(self):
+        """Responses the HTTP threads finished: passed on (or queued) from the loop's thread."""
+        if not self.http_done:
+            return
+        with self.http_lock:
+            done, self.http_done = self.http_done, []
+        for out in done:
+            self.deliver(HTTP_RESPONSE, encode({"seq": 0, "type": "event", "event": HTTP_RESPONSE, "body": out}))
 
     # -- the keeper as debugpy's client (--client) -------------------------------------------------
 
@@ -539,7 +1067,10 @@ class Keeper(object):
                 self.taken("initialize refused: %s" % response.get("message"))
                 return
             self.caps = response.get("body") or {}
-            self.request_own("attach", self.client.get("attach") or {})
+            attach = self.client.get("attach") or {}
+            if self.streams:
+                attach = own_output({"arguments": attach})["arguments"]
+            self.request_own("attach", attach)
             held, self.held = self.held, []
             for request in held:
                 self.answer_handshake(request)
@@ -584,7 +1115,9 @@ class Keeper(object):
         command = request.get("command")
         if command not in ("initialize", "attach"):
             return False
-        if self.refused is not None:
+        if self.unreachable is not None:
+            self.reply(request, False, message=self.unreachable)
+        elif self.refused is not None:
             self.reply(request, False, message="the target was taken by another debugger client (%s)" % self.refused)
         elif command == "initialize":
             if self.caps is None:
@@ -605,8 +1138,24 @@ class Keeper(object):
                 self.init_due = True
         return True
 
-    def enqueue(self, event, data):
-        self.queue.append((event, data))
+    def deliver(self, event, data, chars=0, n=None):
+        """Pass an event on to the relay, or queue it while there is none (output ``n``: retained)."""
+        if self.relay is not None:
+            self.send(self.relay, data)
+            if n is not None:
+                self.retain(n, data)
+        else:
+            self.enqueue(event, data, chars, n)
+
+    def retain(self, n, data):
+        self.retained.append((n, data))
+        self.retained_bytes += len(data)
+        while self.retained_bytes > RETAIN_BYTES and len(self.retained) > 1:
+            self.retained_floor, dropped = self.retained.popleft()
+            self.retained_bytes -= len(dropped)
+
+    def enqueue(self, event, data, chars=0, n=None):
+        self.queue.append((event, data, chars, n))
         self.queued_bytes += len(data)
         while len(self.queue) > MAX_QUEUED or self.queued_bytes > MAX_QUEUED_BYTES:
             if not self.drop_oldest():
@@ -615,16 +1164,75 @@ class Keeper(object):
     def drop_oldest(self):
         """Drop the oldest output event (or, with none left, the oldest event that is not a stop)."""
         for want_output in (True, False):
-            for i, (event, data) in enumerate(self.queue):
-                if (event == "output") == want_output and event not in ("stopped", "exited", "terminated"):
+            for i, (event, data, chars, _) in enumerate(self.queue):
+                if (event == "output") == want_output and event not in KEPT_EVENTS:
                     del self.queue[i]
                     self.queued_bytes -= len(data)
                     if want_output:
                         self.dropped_output += 1
+                        self.dropped_chars += chars
                     else:
                         self.dropped += 1
                     return True
         return False
+
+    # -- the program's stdout and stderr -----------------------------------------------------------
+
+    def watch_streams(self):
+        """Read the pipes unless a connected relay has fallen behind (the program then waits on write)."""
+        keep_up = self.relay is None or len(self.relay.out) < RELAY_BACKLOG
+        for stream in self.streams:
+            want = keep_up and not stream.eof
+            if want != stream.watched:
+                if want:
+                    self.sel.register(stream.fd, selectors.EVENT_READ, stream)
+                else:
+                    self.sel.unregister(stream.fd)
+                stream.watched = want
+
+    def read_stream(self, stream, limit=STREAM_ROUND):
+        """What the pipe holds now (up to ``limit``), passed on as one output event."""
+        chunks = []
+        got = 0
+        while got < limit and not stream.eof:
+            try:
+                data = os.read(stream.fd, STREAM_READ)
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError:
+                data = b""
+            if not data:
+                stream.eof = True
+                break
+            chunks.append(data)
+            got += len(data)
+        data = b"".join(chunks)
+        if data:
+            echo(stream.echo, data)
+        text = stream.decoder.decode(data, stream.eof)
+        if stream.eof:
+            if stream.watched:
+                self.sel.unregister(stream.fd)
+                stream.watched = False
+            os.close(stream.fd)
+        if text:
+            n = next(self.out_seq)
+            body = {"category": stream.category, "output": text, "time": time.time(), "n": n}
+            self.deliver("output", encode({"seq": 0, "type": "event", "event": "output", "body": body}), len(text), n)
+
+    def drain_streams(self):
+        for stream in self.streams:
+            if not stream.eof:
+                self.read_stream(stream)
+
+    def release_end(self):
+        """Pass on debugpy's exited/terminated once the debuggee is gone: its output first."""
+        self.drain_streams()
+        held, self.held_end = self.held_end, []
+        for event, data in held:
+            if event == "terminated":
+                self.terminated = True
+            self.deliver(event, data)
 
     # -- debugpy ---------------------------------------------------------------------------------
 
@@ -645,8 +1253,19 @@ class Keeper(object):
             return
         try:
             sock = socket.create_connection(self.upstream_addr, timeout=1.0)
-        except OSError:
+        except OSError as exc:
             self.up_retry_at = time.monotonic() + UPSTREAM_RETRY
+            if self.child is None and not self.attach_done and time.monotonic() >= self.reach_until:
+                self.unreachable = "cannot reach debugpy at %s:%s: %s" % (
+                    self.upstream_addr[0],
+                    self.upstream_addr[1],
+                    exc,
+                )
+                log(self.unreachable)
+                self.gone = True
+                held, self.held = self.held, []
+                for request in held:
+                    self.answer_handshake(request)
             return
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.setblocking(False)
@@ -665,6 +1284,8 @@ class Keeper(object):
             return
         if alive:
             log("debugpy closed the connection (attached: %s, configured: %s)" % (self.attached, self.configured))
+        if self.child is None and self.attached:
+            self.gone = True  # an attached program ended, or the relay detached: nothing left to hold
         self.up = None
         self.requests.clear()
         self.own.clear()
@@ -715,6 +1336,39 @@ class Keeper(object):
             log("cannot write %s: %s" % (self.status_file, exc))
 
 
+def parent_of(pid):
+    """The parent pid of ``pid`` (Linux /proc), or None."""
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as fh:
+            stat = fh.read(4096)
+        return int(stat[stat.rfind(b")") + 2 :].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+PYTHON = re.compile(r"python[\d.]*m?$")
+
+
+def describe_process(pid):
+    """What a descendant runs: its command line (bounded), whether it is a Python interpreter. debugpy's
+    own adapter is never counted as the program's (it is the debugger)."""
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as fh:
+            argv = [a.decode("utf-8", "replace") for a in fh.read(65536).split(b"\0") if a]
+    except OSError:
+        argv = []
+    try:
+        exe = os.readlink("/proc/%d/exe" % pid)
+    except OSError:
+        exe = argv[0] if argv else ""
+    command = " ".join(argv)
+    adapter = any("debugpy/adapter" in a or a == "debugpy.adapter" for a in argv)
+    python = not adapter and bool(
+        PYTHON.search(os.path.basename(exe)) or (argv and PYTHON.search(os.path.basename(argv[0])))
+    )
+    return {"command": command[:MAX_COMMAND], "python": python}
+
+
 def die_with_keeper():
     """In the child, before exec: the kernel kills it if the keeper dies (Linux), so no debuggee
     runs on without the connection that holds it (debugpy would resume it, and nobody ends it)."""
@@ -724,6 +1378,74 @@ def die_with_keeper():
         ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except Exception:
         pass
+
+
+def subreaper():
+    """Orphans of the debuggee become the keeper's (Linux): what the program leaves behind when it ends is
+    still found, and ended with it."""
+    if sys.platform != "linux":
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
+    except Exception:
+        pass
+
+
+def end_leftovers():
+    """End every process still under the keeper once the debuggee has ended: a session ends with its root."""
+    if not os.path.isdir("/proc"):
+        return
+    me = os.getpid()
+    parents = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open("/proc/%s/stat" % name, "rb") as fh:
+                    stat = fh.read(4096)
+                parents[int(name)] = int(stat[stat.rfind(b")") + 2 :].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+    left, stack = [], [me]
+    while stack:
+        parent = stack.pop()
+        for pid, ppid in parents.items():
+            if ppid == parent:
+                left.append(pid)
+                stack.append(pid)
+    for pid in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def undumpable():
+    """Close the keeper's /proc files (environ, where the secret came in; mem) and ptrace to processes of
+    the same user, the debuggee among them (Linux; its children are dumpable again after exec)."""
+    if sys.platform != "linux":
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(4, 0)  # PR_SET_DUMPABLE
+    except Exception:
+        log("cannot make the keeper non-dumpable: its environment stays readable to its own user")
+
+
+def read_secret(fd):
+    """The secret from an inherited pipe (the relay wrote it and closed its end), then the pipe closed."""
+    data = b""
+    try:
+        while len(data) < 1024:
+            chunk = os.read(fd, 1024)
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        os.close(fd)
+    return data.strip()
 
 
 def exit_code_of(status):
@@ -765,6 +1487,21 @@ def endpoints_path(status_file):
         return None
 
 
+def births_socket():
+    """An abstract datagram socket (Linux: no file, nothing left behind): where the program's Python
+    processes say their pids as they start. Anyone on the host may send to it; only a pid that is a
+    descendant of the debuggee is taken. None elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        sock.bind("\0debugrelay-keeper-%d-%s" % (os.getpid(), os.urandom(6).hex()))
+    except OSError as exc:
+        log("no socket for child processes to announce themselves: %s" % exc)
+        return None
+    return sock
+
+
 def forget_endpoints(path):
     try:
         os.remove(path)
@@ -779,30 +1516,72 @@ def address(text):
     return host or "127.0.0.1", int(port)
 
 
+def debuggee_env(endpoints, births, client):
+    """The debuggee's environment: the keeper's own without the secret, plus where to say what."""
+    env = dict(os.environ)
+    env.pop(SECRET_ENV, None)
+    if endpoints is not None:
+        env[ENDPOINTS_ENV] = endpoints
+    if births is not None:
+        env[CHILDREN_ENV] = "@" + births.getsockname()[1:].decode()
+    if ((client or {}).get("attach") or {}).get("subProcess"):
+        env[FOLLOW_ENV] = "debug"  # the program's forked children keep the debugger (debugpy follows them)
+    return env
+
+
 def main(argv):
     if "--" not in argv:
         raise SystemExit(USAGE)
     split = argv.index("--")
     options, command = argv[:split], argv[split + 1 :]
     opts = {options[i]: options[i + 1] for i in range(0, len(options) - 1, 2)}
+    undumpable()
+    subreaper()
     secret = os.environ.pop(SECRET_ENV, "").encode()
-    if not secret or not command or "--listen" not in opts or "--connect" not in opts:
-        raise SystemExit("the keeper needs --listen, --connect, a command and %s" % SECRET_ENV)
+    if "--secret-fd" in opts:
+        secret = read_secret(int(opts["--secret-fd"]))
+    if not secret or "--listen" not in opts or "--connect" not in opts or not (command or "--client" in opts):
+        raise SystemExit("the keeper needs --listen, --connect, a command (or --client) and %s" % SECRET_ENV)
     listen = address(opts["--listen"])
     family = socket.AF_INET6 if ":" in listen[0] else socket.AF_INET
     listener = socket.socket(family, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(listen)
     listener.listen(8)
-    env = dict(os.environ)
-    env.pop(SECRET_ENV, None)
-    endpoints = endpoints_path(opts.get("--status-file"))
-    if endpoints is not None:
-        env[ENDPOINTS_ENV] = endpoints
-    # no thread runs yet: preexec_fn is safe here
-    child = subprocess.Popen(command, env=env, preexec_fn=die_with_keeper if sys.platform == "linux" else None)  # noqa: PLW1509
     client = json.loads(opts["--client"]) if "--client" in opts else None
-    keeper = Keeper(listener, address(opts["--connect"]), secret, opts.get("--status-file"), child, client, endpoints)
+    if not command:  # a program someone else started, debugpy listening at --connect: held, not started
+        keeper = Keeper(
+            listener, address(opts["--connect"]), secret, opts.get("--status-file"), None, client, None, [], None
+        )
+        keeper.run()
+        return 0
+    endpoints = endpoints_path(opts.get("--status-file"))
+    births = births_socket()
+    env = debuggee_env(endpoints, births, client)
+    # no thread runs yet: preexec_fn is safe here
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    child = subprocess.Popen(
+        command,
+        env=env,
+        stdout=out_w,
+        stderr=err_w,
+        preexec_fn=die_with_keeper if sys.platform == "linux" else None,  # noqa: PLW1509
+    )
+    os.close(out_w)
+    os.close(err_w)
+    streams = [Stream(out_r, "stdout", 1), Stream(err_r, "stderr", 2)]
+    keeper = Keeper(
+        listener,
+        address(opts["--connect"]),
+        secret,
+        opts.get("--status-file"),
+        child,
+        client,
+        endpoints,
+        streams,
+        births,
+    )
 
     def forward(signum, _frame):
         try:
@@ -814,6 +1593,9 @@ def main(argv):
         signal.signal(signum, forward)
     threading.Thread(target=reap, args=(keeper, child.pid), name="reaper", daemon=True).start()
     keeper.run()
+    end_leftovers()
+    if births is not None:
+        births.close()
     if endpoints is not None:
         forget_endpoints(endpoints)
     code = keeper.exit_code if keeper.exit_code is not None else -1

@@ -239,7 +239,7 @@ def _raised_at(exc):
 
 
 def _summary(exc, depth, max_members):
-    out = {"type": _qualname(type(exc)), "message": _message(exc)}
+    out = {"type": _type_name(type(exc)), "message": _message(exc)}
     where = _raised_at(exc)
     if where is not None:
         out["location"] = where
@@ -498,7 +498,7 @@ def inspect(thunk, depth=1, max_items=100, max_nodes=2000, name="obj"):
     try:
         obj = thunk()
     except BaseException as exc:
-        return json.dumps({"error": f"{_qualname(type(exc))}: {_message(exc)}"})
+        return json.dumps({"error": f"{_type_name(type(exc))}: {_message(exc)}"})
     try:
         walk = _Walk(max_items, max_nodes)
         node = _node(obj, depth, walk, (), name)

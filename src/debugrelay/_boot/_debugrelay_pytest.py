@@ -1,7 +1,8 @@
 """pytest plugin loaded by debugrelay in test runs: a failing test (or fixture) pauses where it failed.
 
 See ``_debugrelay_tests``. pytest's own outcomes (skip, xfail, exit) never pause; ``pytest.fail``
-does, in the test's frame.
+does, in the test's frame. A ``unittest.TestCase`` test under pytest reports its failure to the
+pytest item (its ``addFailure``/``addError``), not by raising: those pause too, before ``tearDown``.
 """
 
 from __future__ import annotations
@@ -45,6 +46,27 @@ def pytest_runtest_call(item: Any) -> Generator[None, Any, None]:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_teardown(item: Any) -> Generator[None, Any, None]:
     yield from _watch(item)
+
+
+def _pause_on_report(original: Any) -> Any:
+    def hooked(self: Any, testcase: Any, rawexcinfo: Any) -> Any:
+        if isinstance(rawexcinfo, tuple) and _wanted(self, rawexcinfo):
+            stop_at(rawexcinfo)
+        return original(self, testcase, rawexcinfo)
+
+    return hooked
+
+
+def pytest_configure(config: Any) -> None:
+    try:
+        from _pytest.unittest import TestCaseFunction
+    except ImportError:  # a pytest without unittest support: nothing to hook
+        return
+    if getattr(TestCaseFunction, "_debugrelay", False):
+        return
+    TestCaseFunction.addError = _pause_on_report(TestCaseFunction.addError)
+    TestCaseFunction.addFailure = _pause_on_report(TestCaseFunction.addFailure)
+    TestCaseFunction._debugrelay = True
 
 
 def pytest_unconfigure(config: Any) -> None:

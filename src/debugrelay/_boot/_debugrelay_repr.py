@@ -102,7 +102,7 @@ def _repr_dict(  # noqa: PLR0917 (debugpy's signature)
     yield suffix
 
 
-PREVIEW_ATTRIBUTES = 4  # of an object without a repr of its own
+PREVIEW_ATTRIBUTES = (10, 4)  # of an object without a repr of its own: the value itself, one inside another
 
 
 def _repr_other(self: Any, obj: Any, level: int) -> Any:
@@ -123,7 +123,7 @@ def _repr_other(self: Any, obj: Any, level: int) -> Any:
     for shown, (name, value) in enumerate(list(fields.items())):
         if shown:
             yield ", "
-        if shown >= PREVIEW_ATTRIBUTES:
+        if shown >= PREVIEW_ATTRIBUTES[0 if level == 0 else 1]:
             yield f"<cut: {len(fields) - shown} more>"
             break
         yield f"{name}="

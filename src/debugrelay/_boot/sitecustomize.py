@@ -82,6 +82,13 @@ def _chain():
 _chain()
 
 try:
+    import _debugrelay_children
+
+    _debugrelay_children.install()
+except Exception as _exc:  # a hook never keeps the program from running
+    print(f"debugrelay: child-process hook not installed: {_exc!r}", file=_sys.stderr)
+
+try:
     import _debugrelay_repr
     import _debugrelay_uncaught
     import _debugrelay_vars
@@ -91,6 +98,13 @@ try:
     _debugrelay_vars.install()
 except Exception as _exc:  # a hook never keeps the program from running
     print(f"debugrelay: uncaught-exception hook not installed: {_exc!r}", file=_sys.stderr)
+
+try:
+    import _debugrelay_bp
+
+    _debugrelay_bp.install()
+except Exception as _exc:  # a hook never keeps the program from running
+    print(f"debugrelay: breakpoint checks not installed: {_exc!r}", file=_sys.stderr)
 
 if __import__("os").environ.get("DEBUGRELAY_TEST_STOPS"):
     import _debugrelay_tests

@@ -17,7 +17,6 @@ from litestar._openapi.plugin import OpenAPIPlugin
 
 from debugrelay.models import Input
 from debugrelay.models.limits import MAX_BREAKPOINTS_PER_REQUEST
-from debugrelay.sessions import SessionDocument
 from debugrelay.sessions.breakpoints import BreakpointRequest
 
 from .sessions import ResumeBody, SessionCreate, WaitBody
@@ -84,10 +83,9 @@ BREAKPOINTS_BODY = {
         },
     ]
 }
-# Answers whose handler returns a plain mapping, with the Struct that describes them.
-ANSWERS: dict[tuple[str, str], type[msgspec.Struct]] = {
-    ("get", "/sessions/{session_id}/export"): SessionDocument,
-}
+# Answers whose handler returns a plain mapping, with the Struct that describes them (none left: every
+# handler answers a Struct).
+ANSWERS: dict[tuple[str, str], type[msgspec.Struct]] = {}
 # Where a created thing's id comes from, and the path parameter it fills.
 CREATORS = {
     ("post", "/sessions"): ("201", "session_id", "$response.body#/session_id"),

@@ -20,12 +20,13 @@ from debugrelay import __version__
 from debugrelay.config import Settings, load_settings, normalize_origin
 from debugrelay.service import RelayService
 from debugrelay.sessions import SessionManager
+from debugrelay.trust import RelayKeys
 from debugrelay.wiring import build_manager
 
 from ._body import strict_body
 from ._contract import openapi_document
 from ._errors_doc import document_errors
-from .auth import token_middleware
+from .auth import FailedAttempts, token_middleware
 from .autopsy import AutopsyController
 from .breakpoints import BreakpointController, ProfileController
 from .browser import browser_guard
@@ -36,6 +37,7 @@ from .inspection import InspectionController
 from .persisted import PERSISTED_DOC, STORE_OUTAGE_RULE, mark, track
 from .pool import PoolController
 from .redactions import RedactionController
+from .replicas import SignedRequests
 from .schema_page import CSP, render_plugins
 from .server import ServerController
 from .sessions import SessionController
@@ -68,6 +70,7 @@ def create_app(settings: Settings | None = None, manager: SessionManager | None 
     from debugrelay.mcp_server import McpEndpoint
 
     mcp = McpEndpoint(settings)  # MCP over streamable HTTP at /mcp, on the same manager
+    attempts = FailedAttempts()  # one limit on wrong tokens for the API, /mcp and the view's sign-in
     state = State({"manager": manager, "service": RelayService(manager)} if manager is not None else {})
 
     @asynccontextmanager
@@ -100,7 +103,7 @@ def create_app(settings: Settings | None = None, manager: SessionManager | None 
         return state.service  # type: ignore[no-any-return]
 
     app = Litestar(
-        route_handlers=[*CONTROLLERS, mcp.handler, ui_router(settings)],
+        route_handlers=[*CONTROLLERS, mcp.handler, ui_router(settings, attempts)],
         dependencies={
             "manager": Provide(provide_manager, sync_to_thread=False),
             "settings": Provide(provide_settings, sync_to_thread=False),
@@ -109,7 +112,12 @@ def create_app(settings: Settings | None = None, manager: SessionManager | None 
         exception_handlers=exception_handlers,
         state=state,
         # the browser checks first: a request they refuse reaches neither the token check nor another replica
-        middleware=[browser_guard(settings), token_middleware(settings.token), forward_middleware, trail_middleware],
+        middleware=[
+            browser_guard(settings),
+            token_middleware(settings.token, attempts, _peers(settings)),
+            forward_middleware,
+            trail_middleware,
+        ],
         cors_config=_cors(settings),
         response_headers=[
             ResponseHeader(name="Content-Security-Policy", value=CSP),
@@ -159,6 +167,13 @@ async def _before_request(request: Request[Any, Any, Any]) -> None:
     makes are tracked (what the store could not take is said in the answer)."""
     await strict_body(request)
     await track(request)
+
+
+def _peers(settings: Settings) -> SignedRequests | None:
+    """With a token, requests other replicas forward are let in by their signature (under the token's key)."""
+    if not settings.token:
+        return None
+    return SignedRequests(RelayKeys.for_settings(settings, durable=True), settings.advertise_url)
 
 
 def _cors(settings: Settings) -> CORSConfig | None:

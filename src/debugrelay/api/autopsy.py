@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import msgspec
 from litestar import Controller, get, post
 from litestar.params import JSONBody
 
-from debugrelay.models import Autopsy, Changes, Input, ScopedVariables
+from debugrelay.models import Autopsy, Changes, Input, ObjectInspection, ScopedVariables
 from debugrelay.models.limits import Expression
 
 from ._deps import Service
-from ._params import Count, FrameIndex, FrameNumber, Frames, FramesWithVariables, InnerDepth, ScopeName, Start
+from ._params import (
+    Count,
+    FrameIndex,
+    FrameNumber,
+    Frames,
+    FramesWithVariables,
+    InnerDepth,
+    ScopeName,
+    Start,
+    VariablePath,
+)
 
 
 class ObjectInspectBody(Input):
@@ -52,7 +62,7 @@ class AutopsyController(Controller):
         which: ScopeName = "all",
         frame_id: FrameIndex = 0,
         thread_id: int | None = None,
-        expand: str | None = None,
+        expand: VariablePath = None,
         start: Start = 0,
         count: Count = None,
     ) -> ScopedVariables:
@@ -69,7 +79,7 @@ class AutopsyController(Controller):
     @post("/object-inspect", status_code=200, summary="Walk one object: fields, sizes, cycles")
     async def object_inspect(
         self, service: Service, session_id: str, data: JSONBody[ObjectInspectBody]
-    ) -> dict[str, Any]:
+    ) -> ObjectInspection:
         frame = data.frame_id if data.frame_id is not None else data.frame_index
         return await service.object_inspect(
             session_id, data.object_ref, depth=data.depth, frame_index=frame or 0, thread_id=data.thread_id

@@ -49,7 +49,10 @@ HTTP_HINTS = {
 
 def relay_error_handler(_: Request[Any, Any, Any], exc: RelayError) -> Response[Any]:
     hint = HTTP_HINTS.get(exc.code, exc.hint) if exc.hint_is_default else exc.hint
-    return envelope(exc.status, exc.code, exc.message, exc.details, hint)
+    wait = exc.details.get("retry_after")
+    # a refusal that names when to come back says it in the header clients and proxies read too
+    headers = {"Retry-After": str(wait)} if isinstance(wait, int) and not isinstance(wait, bool) else None
+    return envelope(exc.status, exc.code, exc.message, exc.details, hint, headers=headers)
 
 
 def validation_handler(_: Request[Any, Any, Any], exc: ValidationException) -> Response[Any]:

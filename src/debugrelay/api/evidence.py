@@ -6,7 +6,7 @@ from typing import Annotated
 
 import msgspec
 from litestar import Controller, delete, get, post
-from litestar.params import Body
+from litestar.params import Body, Parameter
 
 from debugrelay.models import (
     Analysis,
@@ -26,6 +26,10 @@ from ._deps import Service
 from ._params import PageSize, Start
 
 _EvidenceId = Annotated[str, msgspec.Meta(pattern=r"^ev-[0-9a-f]{12}$")]
+_Grep = Annotated[
+    str | None,
+    Parameter(description="Lines matching this RE2 regular expression (linear time; no backreferences or lookarounds)"),
+]
 
 
 class AnalyzeBody(Input):
@@ -86,6 +90,6 @@ class EvidenceStoreController(Controller):
 
     @get("/{evidence_id:str}", summary="An evidence item's lines, paged (offset, limit) or searched (grep)")
     async def evidence(
-        self, service: Service, evidence_id: str, offset: Start = 0, limit: PageSize = 200, grep: str | None = None
+        self, service: Service, evidence_id: str, offset: Start = 0, limit: PageSize = 200, grep: _Grep = None
     ) -> EvidencePage:
         return await service.evidence(evidence_id, offset=offset, limit=limit, grep=grep)

@@ -3,26 +3,30 @@
 The middleware looks at ``/sessions/{id}/...`` paths only. A session this replica holds is served
 here; one whose owner's lease lives is forwarded to the owner's advertised URL and its answer
 relayed unchanged; one nobody holds (the owner died, its lease expired) is taken over here first.
+The owner is sent the request only once it has proved it shares this relay's key, and the request
+carries a signature, never the token nor the client's credentials (see ``api.replicas``).
 """
 
 from __future__ import annotations
 
-import re
-from typing import Any
+from typing import Annotated, Any
 
 import httpx
+import msgspec
 from litestar import Controller, Litestar, get
 from litestar.enums import ScopeType
+from litestar.params import Parameter
 from litestar.types import ASGIApp, Receive, Scope, Send
 
 from debugrelay.errors import InvalidRequest, RelayError
-from debugrelay.models import Cluster
+from debugrelay.models import Cluster, PeerProof
 from debugrelay.sessions import OwnerUnavailable, SessionManager
 from debugrelay.store import Lease
+from debugrelay.trust import RelayKeys
 
-from ._deps import Manager
+from ._deps import Config, Manager
+from .replicas import NONCE, PROOF_PATH, SESSION_PATH, SIGNATURE, PeerProofs
 
-_SESSION_PATH = re.compile(r"^/sessions/(sess_[A-Za-z0-9]+)(?:/|$)")
 HOPS = "x-debugrelay-hops"
 SERVED_BY = "x-debugrelay-served-by"
 MAX_HOPS = 2
@@ -42,8 +46,14 @@ _NOT_FORWARDED = {
     # checked by the replica the client reached (which also adds the CORS headers); the owner, reached
     # under another Host, would not see it as the same origin
     b"origin",
-    # checked here too; the owner gets this relay's own credential instead (see _proxy)
+    b"sec-fetch-site",
+    b"sec-fetch-mode",
+    b"sec-fetch-dest",
+    b"sec-fetch-user",
+    # credentials stay here: the owner gets a signature of this request instead (see _proxy)
     b"authorization",
+    b"cookie",
+    SIGNATURE.encode(),
 }
 _DROP_BACK = {"connection", "keep-alive", "transfer-encoding", "content-length", "content-encoding"}
 
@@ -67,8 +77,10 @@ class _Client:
 
 
 def forward_middleware(app: ASGIApp) -> ASGIApp:
+    peers = PeerProofs()
+
     async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
-        match = _SESSION_PATH.match(scope["path"]) if scope["type"] == ScopeType.HTTP else None
+        match = SESSION_PATH.match(scope["path"]) if scope["type"] == ScopeType.HTTP else None
         if match is None:
             await app(scope, receive, send)
             return
@@ -101,13 +113,26 @@ def forward_middleware(app: ASGIApp) -> ASGIApp:
                 details={"owner": lease.owner, "url": lease.url},
                 hint="Retry shortly; if it persists, the state store holds a record no relay wrote.",
             )
-        await _proxy(scope, receive, send, lease, hops=hops + 1, token=manager.settings.token)
+        try:
+            await peers.prove(_Client.get(), manager.keys, lease.url, lease.owner)
+        except httpx.HTTPError as exc:
+            raise _unreachable(lease) from exc
+        await _proxy(scope, receive, send, lease, hops=hops + 1, keys=manager.keys)
 
     return middleware
 
 
-async def _proxy(scope: Scope, receive: Receive, send: Send, lease: Lease, *, hops: int, token: str | None) -> None:
-    """Send the request on to the owner with this relay's own credential, never the client's."""
+def _unreachable(lease: Lease) -> OwnerUnavailable:
+    wait = max(1, round(lease.expires_in))
+    return OwnerUnavailable(
+        f"the relay that owns this session ({lease.owner} at {lease.url}) does not answer",
+        details={"owner": lease.owner, "url": lease.url, "retry_after": wait},
+        hint=f"Retry in {wait}s: once its lease has expired this relay takes the session over.",
+    )
+
+
+async def _proxy(scope: Scope, receive: Receive, send: Send, lease: Lease, *, hops: int, keys: RelayKeys) -> None:
+    """Send the request on to the owner, signed by this relay: no token, no credential of the client's."""
     body = bytearray()
     while True:
         message: Any = await receive()
@@ -120,20 +145,16 @@ async def _proxy(scope: Scope, receive: Receive, send: Send, lease: Lease, *, ho
         if k.lower() not in _NOT_FORWARDED and k.lower() != HOPS.encode()
     ]
     headers.append((HOPS, str(hops)))
-    if token:
-        headers.append(("authorization", f"Bearer {token}"))
     query = scope.get("query_string") or b""
     url = lease.url.rstrip("/") + scope["path"] + (f"?{query.decode('latin-1')}" if query else "")
+    client = _Client.get()
     try:
         method = str(scope.get("method", "GET"))
-        response = await _Client.get().request(method, url, headers=headers, content=bytes(body))
+        request = client.build_request(method, url, headers=headers, content=bytes(body))
+        request.headers[SIGNATURE] = PeerProofs.sign(keys, request, lease.url, bytes(body), str(hops))
+        response = await client.send(request)
     except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-        wait = max(1, round(lease.expires_in))
-        raise OwnerUnavailable(
-            f"the relay that owns this session ({lease.owner} at {lease.url}) does not answer",
-            details={"owner": lease.owner, "url": lease.url, "retry_after": wait},
-            hint=f"Retry in {wait}s: once its lease has expired this relay takes the session over.",
-        ) from exc
+        raise _unreachable(lease) from exc
     except httpx.HTTPError as exc:
         raise ForwardFailed(
             f"forwarding to the owning relay ({lease.owner}) failed: {exc.__class__.__name__}",
@@ -159,6 +180,19 @@ async def close_forwarding() -> None:
 class ClusterController(Controller):
     tags = ["server"]  # noqa: RUF012
 
+    @get(
+        PROOF_PATH,
+        summary="Prove this relay holds the replicas' shared key: the challenge a replica sends before it forwards",
+    )
+    async def proof(
+        self,
+        manager: Manager,
+        settings: Config,
+        nonce: Annotated[str, Parameter(pattern=NONCE.pattern, description="The challenger's random nonce (hex)")],
+    ) -> PeerProof:
+        url = settings.advertise_url.rstrip("/")
+        return PeerProof(url=url, proof=manager.keys.peer_proof(nonce, url))
+
     @get("/cluster", summary="This relay's place among replicas: ownership, recovery, peers")
     async def cluster(self, manager: Manager) -> Cluster:
         ownership = manager.ownership
@@ -171,4 +205,5 @@ class ClusterController(Controller):
             )
         instances = await manager.store.list_instances()
         replicas = [{"instance_id": k, **v} for k, v in sorted(instances.items())]
-        return Cluster(store=manager.store.name, durable=True, replicas=replicas, **ownership.info())
+        found = {"store": manager.store.name, "durable": True, "replicas": replicas, **ownership.info()}
+        return msgspec.convert(found, Cluster)

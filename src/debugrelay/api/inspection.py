@@ -13,6 +13,7 @@ from debugrelay.models import (
     Deleted,
     EvaluateResult,
     Input,
+    ProcessList,
     Scopes,
     SetVariableResult,
     SourceText,
@@ -59,6 +60,12 @@ class InspectionController(Controller):
     @get("/threads", summary="Threads of the target")
     async def threads(self, service: Service, session_id: str) -> Threads:
         return await service.threads(session_id)
+
+    @get("/processes", summary="The program's processes: its own, then the Python processes it started")
+    async def processes(self, service: Service, session_id: str) -> ProcessList:
+        """Each with pid, parent pid, command line, state (running, paused, exited), exit code, and whether
+        the debugger follows it (debug_subprocesses)."""
+        return await service.processes(session_id)
 
     @get("/stacktrace", summary="Call stack of a paused thread (frame ids are indexes, 0 = top)")
     async def stacktrace(

@@ -11,7 +11,9 @@ import msgspec
 from litestar import Request, Response
 from litestar.datastructures import ResponseHeader
 
-from debugrelay.store import PERSISTED_HEADER, begin_tracking, unpersisted
+from debugrelay.store import begin_tracking, unpersisted
+
+PERSISTED_HEADER = "X-Debugrelay-Persisted"
 
 STORE_OUTAGE_RULE = (
     "While the state store (Redis) is unreachable, reads of a session the relay holds are answered from "

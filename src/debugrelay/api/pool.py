@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgspec
 from litestar import Controller, get
 
 from debugrelay.models import Pools
@@ -15,4 +16,5 @@ class PoolController(Controller):
     @get("/pool", summary="Warm pools per launcher: ready, starting, handed out, cold starts by reason")
     async def pool(self, manager: Manager) -> Pools:
         pools = {name: launcher.pool_status() for name, launcher in sorted(manager.launchers.items())}
-        return Pools(pools={name: status for name, status in pools.items() if status is not None})
+        found = {name: status for name, status in pools.items() if status is not None}
+        return msgspec.convert({"pools": found}, Pools)

@@ -13,6 +13,8 @@ from debugrelay.models import (
     AttachSpec,
     Cleared,
     Deleted,
+    HttpCall,
+    HttpCallView,
     Input,
     InputSent,
     LaunchRequest,
@@ -28,7 +30,7 @@ from debugrelay.service import STEP_WAIT
 
 from ._body import optional_body
 from ._deps import Service
-from ._params import OutputLimit, Seconds
+from ._params import OutputLimit, ProcessId, Seconds
 
 
 class SessionCreate(Input):
@@ -53,6 +55,8 @@ class ResumeBody(Input):
     thread_id: int | None = None
     wait: Seconds | None = None
     timeout: Seconds | None = None
+    # continue: every paused process of the program goes on, not only the one whose stop is shown
+    all: bool = False
 
 
 class WaitBody(Input):
@@ -139,7 +143,7 @@ class SessionController(Controller):
         body = await optional_body(request, ResumeBody) or ResumeBody()
         wait = body.timeout if body.timeout is not None else body.wait
         status = await service.resume(
-            session_id, command, body.thread_id, default if wait is None else wait, details=details
+            session_id, command, body.thread_id, default if wait is None else wait, details=details, every=body.all
         )
         if status.timed_out:
             status.message = f"{status.message}; call /wait or /pause"
@@ -172,6 +176,31 @@ class SessionController(Controller):
     @post("/{session_id:str}/threads/{thread_id:int}/continue", status_code=200, summary="Resume one thread")
     async def continue_thread(self, service: Service, session_id: str, thread_id: int) -> Status:
         return await service.resume(session_id, "continue", thread_id, 0.0)
+
+    @post(
+        "/{session_id:str}/request",
+        status_code=200,
+        summary="Send an HTTP request to the program (a service): answers with its response or the stop it caused",
+    )
+    async def request(self, service: Service, session_id: str, data: JSONBody[HttpCall]) -> Status:
+        """Sent from where the relay reaches the target (a local target's loopback, a container's network).
+        A stop first: the answer is that stop with ``request`` pending; its response comes with a later
+        answer (``requests``) and stays readable at ``GET .../requests/{request_id}``."""
+        return await service.request(session_id, data)
+
+    @get("/{session_id:str}/requests/{request_id:str}", summary="A request sent to the program, and its response")
+    async def request_result(self, service: Service, session_id: str, request_id: str) -> HttpCallView:
+        return await service.request_result(session_id, request_id)
+
+    @post(
+        "/{session_id:str}/processes/{pid:int}/show",
+        status_code=200,
+        summary="Show the stop of another paused process: stack, variables, evaluate and steps apply to it",
+    )
+    async def show_process(self, service: Service, session_id: str, pid: ProcessId) -> Status:
+        """The stop shown until now waits its turn, as ``processes_waiting`` says, and is shown again when
+        this process goes on."""
+        return await service.show_process(session_id, pid)
 
     @post("/{session_id:str}/pause", status_code=200, summary="Pause the running target")
     async def pause(self, service: Service, session_id: str) -> Status:
@@ -206,8 +235,18 @@ class SessionController(Controller):
         since: str | None = None,
         limit: OutputLimit = 200,
         stream: str | None = None,
+        *,
+        newest: bool = False,
     ) -> OutputPage:
-        return await service.output(session_id, since, limit, stream)
+        """``newest``: the last ``limit`` entries after ``since`` instead of the first (``skipped`` says that
+        earlier ones were left out; the cursor ends the output)."""
+        return await service.output(session_id, since, limit, stream, newest=newest)
+
+    @post("/{session_id:str}/output/new", status_code=200, summary="Output no answer carried yet, marked carried")
+    async def new_output(self, service: Service, session_id: str) -> OutputPage:
+        """The run's output since the last call (by any client, through any process): each line is answered
+        once; a new run starts at its own first line."""
+        return await service.new_output(session_id)
 
     @delete("/{session_id:str}/output", status_code=200, summary="Clear the output buffer")
     async def clear_output(self, service: Service, session_id: str) -> Cleared:

@@ -7,7 +7,7 @@ from typing import Any
 from litestar import Controller, Request, get, post
 from litestar.params import JSONBody
 
-from debugrelay.models import Input, SessionDetail
+from debugrelay.models import Input, SessionDetail, SessionExport
 from debugrelay.sessions import SessionDocument
 
 from ._body import optional_body
@@ -24,7 +24,7 @@ class TransferController(Controller):
     tags = ["sessions"]  # noqa: RUF012
 
     @get("/{session_id:str}/export", summary="Session configuration: launch spec, breakpoints, filters, name")
-    async def export_session(self, service: Service, session_id: str, reveal_env: bool = False) -> dict[str, Any]:
+    async def export_session(self, service: Service, session_id: str, reveal_env: bool = False) -> SessionExport:
         return await service.export(session_id, reveal_env=reveal_env)
 
     @post("/import", status_code=201, summary="Create a session from an export (start it with start: true)")

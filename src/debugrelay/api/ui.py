@@ -2,19 +2,26 @@
 
 Pages are rendered by the relay (``ui_render``) from the same redacting service the API answers
 with; a server-sent event stream per page re-renders what changed, woken by the sessions' change
-feed (a stop, a step, an end, output, a call in the agent's trail), never by polling. With a token,
-the page asks for it once and keeps a cookie derived from it (HttpOnly, SameSite=Strict, path /ui):
-accepted for /ui only, where every route is a read (the login aside, which the browser guard's Origin
-check covers).
+feed (a stop, a step, an end, output, a call in the agent's trail), never by polling.
+
+With a token, the page asks for it once and gets a view session: a random id in a cookie (HttpOnly,
+SameSite=Strict, path /ui, named after the port the relay is reached on), kept in this relay
+process's memory with an absolute and an idle expiry, revoked by "Sign out" and by a restart. It is
+not derived from the token and opens /ui only, where every route is a read (sign-in and sign-out
+aside, which the browser guard's Origin check covers). Event streams are capped, in all and per
+client address.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
-import hmac
+import math
+import secrets
 import time
-from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager, suppress
 from importlib import resources
 from typing import Any
 
@@ -22,6 +29,7 @@ import msgspec
 from litestar import Request, Response, Router, get, post
 from litestar.connection import ASGIConnection
 from litestar.datastructures import Cookie, ResponseHeader
+from litestar.di import Provide
 from litestar.enums import MediaType, ScopeType
 from litestar.handlers.base import BaseRouteHandler
 from litestar.response import ServerSentEvent
@@ -36,8 +44,9 @@ from debugrelay.sessions import SessionManager
 
 from . import ui_render as render
 from ._deps import Config, Manager, Service
+from .auth import FailedAttempts, bearer, client_key, token_matches
+from .browser import DEFAULT_PORTS, addressed
 
-COOKIE = "debugrelay_ui"
 # scripts and styles from the relay only (/ui/static), no inline script, nothing from elsewhere
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
@@ -47,6 +56,10 @@ OUTPUT_TAIL = 200  # lines a page shows (and keeps as more arrive); older ones a
 STREAM_SECONDS = 300.0  # an event stream ends after this and the browser reconnects (never a stuck shutdown)
 CLUSTER_REFRESH = 10.0  # other replicas' sessions change without telling this one: the list re-reads them
 FRAMES, LOCALS, SOURCE_AROUND = 20, 100, 10
+VIEWS = 1000  # view sessions held at once; the oldest go first
+STREAMS = 64  # event streams open at once on this relay
+STREAMS_PER_CLIENT = 16  # of which from one client address (a browser opens one per tab)
+STREAM_RETRY = 5  # seconds a refused stream is told to wait
 _STATIC = {"ui.js": "text/javascript; charset=utf-8", "ui.css": "text/css; charset=utf-8"}
 _json = msgspec.json.Encoder()
 
@@ -55,19 +68,151 @@ class Login(Input):
     token: str
 
 
-def cookie_value(token: str) -> str:
-    """What the cookie holds: derived from the token, good for /ui only (it is not the API token)."""
-    return hmac.new(token.encode(), b"debugrelay /ui view", hashlib.sha256).hexdigest()
+class TooManyStreams(RelayError):
+    code = "too_many_streams"
+    status = 429
+    default_hint = "Close live views you no longer watch; the page retries by itself."
 
 
-def _allowed(connection: ASGIConnection[Any, Any, Any, Any], token: str | None) -> bool:
-    if not token:
+class ViewSessions:
+    """Sign-ins to the view: random ids, kept as hashes in this process's memory, each good until
+    ``absolute`` seconds after sign-in or ``idle`` seconds after its last request, whichever is first."""
+
+    def __init__(
+        self,
+        absolute: float,
+        idle: float,
+        limit: int = VIEWS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.absolute, self.idle, self.limit, self.clock = absolute, idle, limit, clock
+        self._held: OrderedDict[bytes, tuple[float, float]] = OrderedDict()  # hash: (signed in, last seen)
+        self._ends: dict[bytes, asyncio.Event] = {}  # set when a session watched by a stream ends
+
+    @staticmethod
+    def _key(value: str) -> bytes:
+        # looked up by hash: a dict's comparisons then leak nothing about the ids held
+        return hashlib.sha256(value.encode("utf-8", "replace")).digest()
+
+    def _forget(self, key: bytes) -> None:
+        self._held.pop(key, None)
+        end = self._ends.pop(key, None)
+        if end is not None:
+            end.set()
+
+    def open(self) -> str:
+        value = secrets.token_urlsafe(32)
+        now = self.clock()
+        self._held[self._key(value)] = (now, now)
+        while len(self._held) > self.limit:
+            self._forget(next(iter(self._held)))
+        return value
+
+    def valid(self, value: str) -> bool:
+        """Whether ``value`` is a live view session; a valid one's idle clock restarts."""
+        if not value:
+            return False
+        key = self._key(value)
+        found = self._held.get(key)
+        if found is None:
+            return False
+        since, last = found
+        now = self.clock()
+        if now - since >= self.absolute or now - last >= self.idle:
+            self._forget(key)
+            return False
+        self._held[key] = (since, now)
         return True
-    cookie = connection.cookies.get(COOKIE, "")
-    if cookie and hmac.compare_digest(cookie.encode(), cookie_value(token).encode()):
+
+    def revoke(self, value: str) -> None:
+        self._forget(self._key(value))
+
+    def holds(self, value: str) -> bool:
+        """Whether ``value`` names a view session held now (expired or not: :meth:`valid` decides)."""
+        return bool(value) and self._key(value) in self._held
+
+    async def ended(self, value: str) -> None:
+        """Return when the view session ``value`` ends: signed out, pushed out, or at its lifetime's end
+        (a stream is a request in progress: the idle clock does not run while it lasts)."""
+        key = self._key(value)
+        found = self._held.get(key)
+        if found is None:
+            return
+        end = self._ends.setdefault(key, asyncio.Event())
+        left = found[0] + self.absolute - self.clock()
+        try:
+            await asyncio.wait_for(end.wait(), timeout=max(0.0, left))
+        except TimeoutError:
+            self._forget(key)
+
+
+class StreamSlots:
+    """Event streams open now, in all and per client address."""
+
+    def __init__(self, total: int = STREAMS, per_client: int = STREAMS_PER_CLIENT) -> None:
+        self.total, self.per_client = total, per_client
+        self._open: dict[str, int] = {}
+
+    def take(self, who: str) -> bool:
+        if sum(self._open.values()) >= self.total or self._open.get(who, 0) >= self.per_client:
+            return False
+        self._open[who] = self._open.get(who, 0) + 1
         return True
-    scheme, _, value = connection.headers.get("authorization", "").partition(" ")
-    return scheme.lower() == "bearer" and hmac.compare_digest(value.strip().encode(), token.encode())
+
+    def give_back(self, who: str) -> None:
+        left = self._open.get(who, 0) - 1
+        if left > 0:
+            self._open[who] = left
+        else:
+            self._open.pop(who, None)
+
+
+def stream_cap(slots: StreamSlots, views: ViewSessions) -> Callable[[ASGIApp], ASGIApp]:
+    """Around an event stream: a slot held while the answer lasts, freed when it ends (the stream's end,
+    or the client going away: the streaming answer listens for the disconnect and stops). A stream
+    opened with a view session ends with that session (sign-out, lifetime), not minutes later."""
+
+    def factory(app: ASGIApp) -> ASGIApp:
+        async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
+            if not scope["path"].endswith("/events"):
+                await app(scope, receive, send)
+                return
+            who = client_key(scope)
+            if not slots.take(who):
+                raise TooManyStreams(
+                    f"too many live view streams are open (at most {slots.total}, {slots.per_client} per client)",
+                    details={"retry_after": STREAM_RETRY, "total": slots.total, "per_client": slots.per_client},
+                )
+            try:
+                view = Request[Any, Any, Any](scope).cookies.get(cookie_name(scope), "")
+                if not views.holds(view):  # no view session: the bearer token, no token, or a refusal
+                    await app(scope, receive, send)
+                    return
+                serving = asyncio.ensure_future(app(scope, receive, send))
+                watching = asyncio.ensure_future(views.ended(view))
+                try:
+                    await asyncio.wait((serving, watching), return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    watching.cancel()
+                    serving.cancel()  # when the session ended: the answer stops short, the reconnect is refused
+                    with suppress(asyncio.CancelledError):
+                        await serving
+            finally:
+                slots.give_back(who)
+
+        return middleware
+
+    return factory
+
+
+def cookie_name(scope: Scope) -> str:
+    """The view's cookie for the port the relay is reached on: cookies ignore ports, names do not."""
+    host = addressed(scope)
+    return f"debugrelay_ui_{host.port or DEFAULT_PORTS.get(str(scope.get('scheme')), 80)}"
+
+
+def _view_cookie(scope: Scope, value: str, max_age: int) -> Cookie:
+    return Cookie(key=cookie_name(scope), value=value, path="/ui", httponly=True, samesite="strict", max_age=max_age)
 
 
 def trail_middleware(app: ASGIApp) -> ASGIApp:
@@ -108,6 +253,10 @@ def _program(launch: dict[str, Any] | None, attach: dict[str, Any] | None) -> st
     if attach:
         return "attached to " + ", ".join(f"{k}={v}" for k, v in attach.items() if k in ("host", "port", "pid", "pod"))
     return "(not started)"
+
+
+def _shown(view: msgspec.Struct | None) -> dict[str, Any] | None:
+    return msgspec.to_builtins(view) if view is not None else None  # what was set: defaults are left out
 
 
 async def _record_program(manager: SessionManager, record: SessionRecord) -> str:
@@ -153,7 +302,7 @@ async def session_view(service: RelayService, manager: SessionManager, sid: str)
         record = manager.sessions[sid].record
         view = render.SessionView(
             detail=detail,
-            program=_program(detail.launch, detail.attach),
+            program=_program(_shown(detail.launch), _shown(detail.attach)),
             owner=record.owner or "",
             stop_at=record.stop.at if record.stop is not None else None,
             stop_seq=record.stop.seq if record.stop is not None else 0,
@@ -162,6 +311,7 @@ async def session_view(service: RelayService, manager: SessionManager, sid: str)
         try:
             view.breakpoints = (await service.breakpoints(sid)).breakpoints
             view.watches = (await service.watches(sid)).watches
+            view.processes = (await service.processes(sid)).processes
         except RelayError:
             pass
         if detail.status != "paused":
@@ -205,6 +355,11 @@ async def output_tail(
     return lines, cursor, earlier
 
 
+def _signed_in(request: Request[Any, Any, Any]) -> bool:
+    """Whether a view session (not the bearer token, not a relay without one) opened this page."""
+    return bool(request.state.get("ui_signed_in", False))
+
+
 def _html(body: str, status: int = 200) -> Response[str]:
     return Response(body, media_type=MediaType.HTML, status_code=status, headers={"Cache-Control": "no-store"})
 
@@ -213,7 +368,7 @@ def _html(body: str, status: int = 200) -> Response[str]:
 async def sessions_page(request: Request[Any, Any, Any], service: Service, manager: Manager) -> Response[str]:
     if not request.state.ui_allowed:
         return _html(render.login_page(), 401)
-    return _html(render.list_page(await list_rows(service, manager)))
+    return _html(render.list_page(await list_rows(service, manager), signed_in=_signed_in(request)))
 
 
 @get("/sessions/{session_id:str}", opt={"ui_page": True})
@@ -222,14 +377,15 @@ async def session_page(
 ) -> Response[str]:
     if not request.state.ui_allowed:
         return _html(render.login_page(), 401)
+    signed_in = _signed_in(request)
     if session_id not in manager.sessions:
         for row in await list_rows(service, manager):
             if row.summary.session_id == session_id:
-                return _html(render.elsewhere_page(row.summary, row.owner))
-        return _html(render.not_found_page(session_id), 404)
+                return _html(render.elsewhere_page(row.summary, row.owner, signed_in=signed_in))
+        return _html(render.not_found_page(session_id, signed_in=signed_in), 404)
     view = await session_view(service, manager, session_id)
     tail, _, earlier = await output_tail(service, manager, session_id)
-    return _html(render.session_page(view, tail, earlier))
+    return _html(render.session_page(view, tail, earlier, signed_in=signed_in))
 
 
 @get("/sessions/{session_id:str}/children")
@@ -301,21 +457,26 @@ async def session_events(session_id: str, service: Service, manager: Manager) ->
 
 
 @post("/login", status_code=204, opt={"ui_open": True})
-async def login(data: Login, settings: Config) -> Response[None]:
-    """The token, checked once; the answer sets the view's cookie (the token itself never goes in it)."""
+async def login(
+    request: Request[Any, Any, Any], data: Login, settings: Config, views: ViewSessions, attempts: FailedAttempts
+) -> Response[None]:
+    """The token, checked once; the answer sets a view session's cookie (nothing derived from the token)."""
     token = settings.token
     if not token:
         return Response(None, status_code=204)
-    if not hmac.compare_digest(data.token.encode(), token.encode()):
+    attempts.check(request.scope)
+    if not token_matches(data.token.encode(), token):
+        attempts.failed(client_key(request.scope))
         raise Unauthorized("wrong API token", hint="Give the relay's DEBUGRELAY_TOKEN.")
-    cookie = Cookie(key=COOKIE, value=cookie_value(token), path="/ui", httponly=True, samesite="strict")
+    cookie = _view_cookie(request.scope, views.open(), max(1, math.ceil(views.absolute)))
     return Response(None, status_code=204, cookies=[cookie])
 
 
 @post("/logout", status_code=204, opt={"ui_open": True})
-async def logout() -> Response[None]:
-    gone = Cookie(key=COOKIE, value="", path="/ui", httponly=True, samesite="strict", max_age=0)
-    return Response(None, status_code=204, cookies=[gone])
+async def logout(request: Request[Any, Any, Any], views: ViewSessions) -> Response[None]:
+    """Sign out: the view session ends here (its cookie is then worth nothing anywhere) and the browser drops it."""
+    views.revoke(request.cookies.get(cookie_name(request.scope), ""))
+    return Response(None, status_code=204, cookies=[_view_cookie(request.scope, "", 0)])
 
 
 @get("/static/{name:str}", opt={"ui_open": True}, sync_to_thread=False)
@@ -327,22 +488,46 @@ def static(name: str) -> Response[bytes]:
     return Response(body, media_type=media, headers={"Cache-Control": "no-cache"})
 
 
-def ui_router(settings: Settings) -> Router:
-    """The view's routes under /ui, behind the token rule (cookie or bearer) and the view's own CSP."""
+def ui_router(settings: Settings, attempts: FailedAttempts) -> Router:
+    """The view's routes under /ui, behind the token rule (a view session or the bearer token), the view's
+    own CSP and the cap on event streams."""
+    # an open page's event stream reconnects every STREAM_SECONDS: a view being watched never idles out
+    views = ViewSessions(absolute=settings.ui_session_minutes * 60, idle=settings.ui_idle_minutes * 60)
+    token = settings.token
+
+    def allowed(connection: ASGIConnection[Any, Any, Any, Any]) -> bool:
+        if not token:
+            return True
+        if views.valid(connection.cookies.get(cookie_name(connection.scope), "")):
+            connection.state.ui_signed_in = True
+            return True
+        given = bearer(connection.scope)
+        if given is None:
+            return False
+        attempts.check(connection.scope)
+        if token_matches(given, token):
+            return True
+        attempts.failed(client_key(connection.scope))
+        return False
 
     def guard(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
         if handler.opt.get("ui_open"):
             return
-        allowed = _allowed(connection, settings.token)
+        ok = allowed(connection)
         if handler.opt.get("ui_page"):
-            connection.state.ui_allowed = allowed
-        elif not allowed:
+            connection.state.ui_allowed = ok
+        elif not ok:
             raise Unauthorized("sign in to the view first", hint="Open /ui and give the relay's token.")
 
     return Router(
         path="/ui",
         route_handlers=[sessions_page, session_page, children, list_events, session_events, login, logout, static],
         guards=[guard],
+        dependencies={
+            "views": Provide(lambda: views, sync_to_thread=False),
+            "attempts": Provide(lambda: attempts, sync_to_thread=False),
+        },
+        middleware=[stream_cap(StreamSlots(), views)],
         response_headers=[ResponseHeader(name="Content-Security-Policy", value=CSP)],
         include_in_schema=False,
     )

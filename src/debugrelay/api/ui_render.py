@@ -16,6 +16,7 @@ from debugrelay.models import (
     BreakpointView,
     FrameView,
     OutputLine,
+    ProcessInfo,
     SessionDetail,
     SessionSummary,
     SourceText,
@@ -56,25 +57,29 @@ class SessionView:
     watches: list[WatchValue] = field(default_factory=list)
     breakpoints: list[BreakpointView] = field(default_factory=list)
     trail: list[TrailEntry] = field(default_factory=list)
+    processes: list[ProcessInfo] = field(default_factory=list)  # when the program has started others
 
 
-def page(title: str, body: str, *, view: str, events: str = "", session_id: str = "") -> str:
-    """The page frame: one stylesheet and one script, both served by the relay under /ui/static."""
+def page(title: str, body: str, *, view: str, events: str = "", session_id: str = "", signed_in: bool = False) -> str:
+    """The page frame: one stylesheet and one script, both served by the relay under /ui/static; with a
+    view session, a button that ends it."""
+    sign_out = "<button id=signout type=button title='end this view session'>Sign out</button>" if signed_in else ""
     return (
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
         f"<meta name=viewport content='width=device-width,initial-scale=1'><title>{e(title)}</title>"
         "<link rel=stylesheet href='/ui/static/ui.css'></head>"
         f"<body data-view='{e(view)}' data-events='{e(events)}' data-session='{e(session_id)}'>"
         f"<header><a href='/ui' class=brand>debugrelay</a> <span class=ver>{e(__version__)}</span>"
-        "<span id=conn class=conn title='live updates'></span></header>"
+        f"<span id=conn class=conn title='live updates'></span>{sign_out}</header>"
         f"<main>{body}</main><script src='/ui/static/ui.js'></script></body></html>"
     )
 
 
 def login_page(failed: bool = False) -> str:
     body = (
-        "<section class=login><h1>Sign in</h1><p>This relay needs its API token. It is kept in a cookie "
-        "for this view only (HttpOnly, SameSite=Strict); it never appears in a URL.</p>"
+        "<section class=login><h1>Sign in</h1><p>This relay needs its API token, once: the view then keeps "
+        "a view session in a cookie (not the token; HttpOnly, SameSite=Strict), good for this view only and "
+        "for a limited time; <i>Sign out</i> ends it. The token never appears in a URL.</p>"
         "<form id=login><input id=token type=password autocomplete=current-password "
         "placeholder='API token' aria-label='API token' autofocus>"
         "<button type=submit>Open the view</button></form>"
@@ -151,9 +156,9 @@ def sessions_table(rows: list[ListRow]) -> str:
     return "".join(out)
 
 
-def list_page(rows: list[ListRow]) -> str:
+def list_page(rows: list[ListRow], *, signed_in: bool = False) -> str:
     body = f"<h1>Sessions</h1><div id=live>{sessions_table(rows)}</div>"
-    return page("debugrelay: sessions", body, view="list", events="/ui/events")
+    return page("debugrelay: sessions", body, view="list", events="/ui/events", signed_in=signed_in)
 
 
 def _source(v: SessionView) -> str:
@@ -220,6 +225,19 @@ def _stack(v: SessionView) -> str:
     return f"<ol class=stack>{items}{tail}</ol>"
 
 
+def _processes(v: SessionView) -> str:
+    if len(v.processes) < 2:
+        return ""
+    rows = "".join(
+        f"<tr class='st-{e(p.state)}{' shown' if p.shown else ''}'><td>{p.pid}</td><td>{e(p.state)}"
+        f"{' (shown)' if p.shown else ''}{'' if p.debugged else ', not debugged'}"
+        f"{f', exit {p.exit_code}' if p.exit_code is not None else ''}</td><td><code>{_clip(p.command or '', 120)}"
+        "</code></td></tr>"
+        for p in v.processes
+    )
+    return f"<h2>Processes</h2><table class=processes><tbody>{rows}</tbody></table>"
+
+
 def _watches(v: SessionView) -> str:
     if not v.watches:
         return "<p class=note>no watch expressions</p>"
@@ -256,13 +274,21 @@ def session_panel(v: SessionView) -> str:
         f"{summary} {_ago(v.stop_at) if d.status == 'paused' else ''}"
         "<span class=unseen hidden>new stop</span></div>"
     )
+    if d.published:  # a service's ports, where a browser reaches them
+        links = " ".join(
+            f"<a href='{e(p.url)}' target=_blank rel=noopener>{p.port} → {e(p.url)}</a>"
+            if p.url
+            else f"<span class=err>{p.port}: {e(p.error or 'not published')}</span>"
+            for p in d.published
+        )
+        head += f"<p class=published>service: {links}</p>"
     locals_html = variable_rows(v.local_vars, more=v.locals_total - len(v.local_vars))
     if v.locals_note:
         locals_html = f"<p class=note>{e(v.locals_note)}</p>"
     return (
         f"{head}<div class=grid><section class=src><h2>Source</h2>{_source(v)}</section>"
         f"<section><h2>Stack</h2>{_stack(v)}<h2>Locals</h2><div id=locals>{locals_html}</div>"
-        f"<h2>Watches</h2>{_watches(v)}</section></div>"
+        f"<h2>Watches</h2>{_watches(v)}{_processes(v)}</section></div>"
         f"<section><h2>Agent's trail <span class=hint>last calls on this session, newest first</span></h2>"
         f"{_trail(v)}</section>"
     )
@@ -272,7 +298,7 @@ def output_lines(lines: list[OutputLine]) -> str:
     return "".join(f"<span class='o {e(o.type)}'>{e(o.text)}</span>" for o in lines)
 
 
-def session_page(v: SessionView, tail: list[OutputLine], earlier: bool) -> str:
+def session_page(v: SessionView, tail: list[OutputLine], earlier: bool, *, signed_in: bool = False) -> str:
     d = v.detail
     title = d.name or d.session_id
     cut = "<div class=cut id=out-cut>earlier output not shown</div>" if earlier else ""
@@ -283,18 +309,19 @@ def session_page(v: SessionView, tail: list[OutputLine], earlier: bool) -> str:
         f"<section><h2>Output</h2>{cut}<pre id=out class=out>{output_lines(tail)}</pre></section>"
     )
     sid = d.session_id
-    return page(f"debugrelay: {title}", body, view="session", events=f"/ui/sessions/{sid}/events", session_id=sid)
+    events = f"/ui/sessions/{sid}/events"
+    return page(f"debugrelay: {title}", body, view="session", events=events, session_id=sid, signed_in=signed_in)
 
 
-def elsewhere_page(summary: SessionSummary, owner: str) -> str:
+def elsewhere_page(summary: SessionSummary, owner: str, *, signed_in: bool = False) -> str:
     body = (
         f"<h1>{e(summary.name or summary.session_id)}</h1><p class=note>This session is held by the relay "
         f"replica <b>{e(owner)}</b>: its live view is on that replica's <code>/ui</code>.</p>"
         f"<p>{_where(summary)}</p>"
     )
-    return page("debugrelay: session elsewhere", body, view="elsewhere")
+    return page("debugrelay: session elsewhere", body, view="elsewhere", signed_in=signed_in)
 
 
-def not_found_page(session_id: str) -> str:
+def not_found_page(session_id: str, *, signed_in: bool = False) -> str:
     body = f"<h1>No session '{e(session_id)}'</h1><p><a href='/ui'>All sessions</a></p>"
-    return page("debugrelay: no such session", body, view="missing")
+    return page("debugrelay: no such session", body, view="missing", signed_in=signed_in)

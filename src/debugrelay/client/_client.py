@@ -48,6 +48,12 @@ def default_token() -> str | None:
     return os.environ.get("DEBUGRELAY_TOKEN") or None
 
 
+def _verifies(url: str) -> bool:
+    """Certificates are checked on an https URL; a plain-HTTP relay (loopback) has none, and loading the
+    CA bundle anyway costs 90 ms of every CLI command's start."""
+    return url.lower().startswith("https://")
+
+
 def _headers(token: str | None) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"} if token else {}
 
@@ -132,13 +138,15 @@ class _Endpoints(Generic[R]):
         thread_id: int | None = None,
         timeout: float | None = None,
         locals: bool = False,
+        every: bool = False,
     ) -> R:
         """``command``: continue, step-over, step-into or step-out; ``timeout`` seconds to wait for the next
-        stop; ``locals``: the stop with its source line, locals and watch values."""
+        stop; ``locals``: the stop with its source line, locals and watch values; ``every``: continue every
+        paused process."""
         return self._call(
             "POST",
             f"/sessions/{session_id}/{command}",
-            json=_clean({"thread_id": thread_id, "timeout": timeout}),
+            json=_clean({"thread_id": thread_id, "timeout": timeout, "all": every or None}),
             params={"locals": "true"} if locals else None,
         )
 
@@ -162,9 +170,20 @@ class _Endpoints(Generic[R]):
     def restart(self, session_id: str) -> R:
         return self._call("POST", f"/sessions/{session_id}/restart")
 
-    def output(self, session_id: str, since: str | None = None, limit: int = 200, stream: str | None = None) -> R:
-        params = _clean({"since": since, "limit": limit, "stream": stream})
+    def output(
+        self,
+        session_id: str,
+        since: str | None = None,
+        limit: int = 200,
+        stream: str | None = None,
+        *,
+        newest: bool = False,
+    ) -> R:
+        params = _clean({"since": since, "limit": limit, "stream": stream, "newest": "true" if newest else None})
         return self._call("GET", f"/sessions/{session_id}/output", params=params)
+
+    def new_output(self, session_id: str) -> R:
+        return self._call("POST", f"/sessions/{session_id}/output/new")
 
     def send_input(self, session_id: str, text: str) -> R:
         return self._call("POST", f"/sessions/{session_id}/input", json={"input": text})
@@ -192,6 +211,18 @@ class _Endpoints(Generic[R]):
     # -- inspection
     def threads(self, session_id: str) -> R:
         return self._call("GET", f"/sessions/{session_id}/threads")
+
+    def processes(self, session_id: str) -> R:
+        return self._call("GET", f"/sessions/{session_id}/processes")
+
+    def request(self, session_id: str, call: dict[str, Any]) -> R:
+        return self._call("POST", f"/sessions/{session_id}/request", json=call)
+
+    def request_result(self, session_id: str, request_id: str) -> R:
+        return self._call("GET", f"/sessions/{session_id}/requests/{request_id}")
+
+    def show_process(self, session_id: str, pid: int) -> R:
+        return self._call("POST", f"/sessions/{session_id}/processes/{pid}/show")
 
     def stacktrace(
         self,
@@ -340,7 +371,10 @@ class RelayClient(_Endpoints[Any]):
     def __init__(self, url: str | None = None, token: str | None = None, *, timeout: httpx.Timeout | None = None):
         self.url = (url or default_url()).rstrip("/")
         self.http = httpx.Client(
-            base_url=self.url, headers=_headers(token or default_token()), timeout=timeout or _timeout()
+            base_url=self.url,
+            headers=_headers(token or default_token()),
+            timeout=timeout or _timeout(),
+            verify=_verifies(self.url),
         )
 
     def _call(self, method: str, path: str, *, json: Any = None, params: dict[str, Any] | None = None) -> Any:
@@ -374,7 +408,10 @@ class AsyncRelayClient(_Endpoints[Awaitable[Any]]):
         """``http``: a client of one's own (e.g. bound to the relay's app in this process) instead of a new one."""
         self.url = (url or default_url()).rstrip("/")
         self.http = http or httpx.AsyncClient(
-            base_url=self.url, headers=_headers(token or default_token()), timeout=timeout or _timeout()
+            base_url=self.url,
+            headers=_headers(token or default_token()),
+            timeout=timeout or _timeout(),
+            verify=_verifies(self.url),
         )
 
     async def _call(self, method: str, path: str, *, json: Any = None, params: dict[str, Any] | None = None) -> Any:

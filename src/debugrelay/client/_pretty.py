@@ -45,6 +45,11 @@ def status(data: dict[str, Any]) -> str:
         out.append(f"  {data['warning']}")
     if data.get("autopsy"):
         out.append(autopsy(data["autopsy"]))
+    if data.get("output"):  # what the program printed since the last answer (at its end)
+        cut = f"  ({data['output_truncated']})\n" if data.get("output_truncated") else ""
+        out.append(cut + "\n".join(f"  | {line}" for line in data["output"].rstrip("\n").split("\n")))
+    if data.get("hint"):
+        out.append(f"  {data['hint']}")
     return "\n".join(out)
 
 
@@ -98,7 +103,10 @@ def stack(data: dict[str, Any]) -> str:
 
 def variables(data: dict[str, Any]) -> str:
     items = data.get("variables", data.get("items", []))
-    rows = [[v.get("name"), v.get("type") or "", v.get("value"), v.get("variable_reference") or ""] for v in items]
+    rows = [
+        [v.get("name"), v.get("type") or "", v.get("value"), v.get("ref") or v.get("variable_reference") or ""]
+        for v in items
+    ]
     out = table(["NAME", "TYPE", "VALUE", "REF"], rows) if rows else "no variables"
     if data.get("has_more"):
         out += f"\n... {data.get('total')} in all (page with --start/--count)"
@@ -107,7 +115,7 @@ def variables(data: dict[str, Any]) -> str:
 
 def evaluation(data: dict[str, Any]) -> str:
     text = f"{data.get('result')}  ({data.get('type')})"
-    ref = data.get("variable_reference")
+    ref = data.get("ref") or data.get("variable_reference")
     return text + (f"  ref {ref}" if ref else "")
 
 
@@ -121,9 +129,15 @@ def evaluations(data: dict[str, Any]) -> str:
 
 
 def output(data: dict[str, Any]) -> str:
-    parts = [
-        f"[stderr] {e['text']}" if e.get("type") == "stderr" else e.get("text", "") for e in data.get("outputs", [])
-    ]
+    """The program's output as it printed it; ``[stderr]`` marks where it switches to stderr (a unittest
+    run writes each dot as a chunk of its own: one mark, not one per dot)."""
+    parts, previous = [], None
+    for e in data.get("outputs", []):
+        kind = e.get("type")
+        parts.append(
+            f"[stderr] {e.get('text', '')}" if kind == "stderr" and previous != "stderr" else e.get("text", "")
+        )
+        previous = kind
     text = "".join(parts).rstrip("\n") or "(no output)"
     more = " (more: pass it to --since)" if data.get("has_more") else ""
     return f"{text}\n-- cursor {data.get('cursor')}{more}"
@@ -135,6 +149,22 @@ def threads(data: dict[str, Any]) -> str:
         for t in data.get("threads", [])
     ]
     return table(["ID", "NAME", "STATE", "CURRENT"], rows)
+
+
+def processes(data: dict[str, Any]) -> str:
+    rows = [
+        [
+            p.get("pid"),
+            p.get("ppid", ""),
+            p.get("state", ""),
+            "root" if p.get("root") else ("yes" if p.get("debugged", True) else "no"),
+            p.get("exit_code", ""),
+            (p.get("command") or "")[:60],
+        ]
+        for p in data.get("processes", [])
+    ]
+    note = f"\n{data['undebugged_note']}" if data.get("undebugged_note") else ""
+    return table(["PID", "PPID", "STATE", "DEBUGGED", "EXIT", "COMMAND"], rows) + note
 
 
 def autopsy(data: dict[str, Any]) -> str:
@@ -163,6 +193,7 @@ RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
     "evaluations": evaluations,
     "output": output,
     "threads": threads,
+    "processes": processes,
     "autopsy": autopsy,
 }
 

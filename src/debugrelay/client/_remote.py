@@ -11,6 +11,7 @@ from debugrelay.models import (
     AttachSpec,
     Autopsy,
     BreakpointList,
+    BreakpointRequest,
     BreakpointView,
     CaptureList,
     CapturePoint,
@@ -21,8 +22,12 @@ from debugrelay.models import (
     EvaluateResult,
     EvidencePage,
     ExceptionFiltersView,
+    HttpCall,
+    HttpCallView,
     LaunchRequest,
+    ObjectInspection,
     OutputPage,
+    ProcessList,
     Redactions,
     ScopedVariables,
     Scopes,
@@ -40,7 +45,6 @@ from debugrelay.models import (
     WatchValue,
 )
 from debugrelay.service import DebugService
-from debugrelay.sessions import BreakpointRequest
 
 from ._client import ApiError, AsyncRelayClient
 
@@ -93,9 +97,18 @@ class RemoteService(DebugService):
         return _typed(await self.client.launch(session_id, _body(spec)), Status)
 
     async def resume(
-        self, session_id: str, command: str, thread_id: int | None = None, wait: float = 0.0, details: bool = False
+        self,
+        session_id: str,
+        command: str,
+        thread_id: int | None = None,
+        wait: float = 0.0,
+        details: bool = False,
+        *,
+        every: bool = False,
     ) -> Status:
-        answer = await self.client.resume(session_id, command, thread_id=thread_id, timeout=wait, locals=details)
+        answer = await self.client.resume(
+            session_id, command, thread_id=thread_id, timeout=wait, locals=details, every=every
+        )
         return _typed(answer, Status)
 
     async def pause(self, session_id: str) -> Status:
@@ -116,9 +129,18 @@ class RemoteService(DebugService):
         return _typed(await self.client.detach(session_id), Status)
 
     async def output(
-        self, session_id: str, since: str | None = None, limit: int = 200, stream: str | None = None
+        self,
+        session_id: str,
+        since: str | None = None,
+        limit: int = 200,
+        stream: str | None = None,
+        *,
+        newest: bool = False,
     ) -> OutputPage:
-        return _typed(await self.client.output(session_id, since, limit, stream), OutputPage)
+        return _typed(await self.client.output(session_id, since, limit, stream, newest=newest), OutputPage)
+
+    async def new_output(self, session_id: str) -> OutputPage:
+        return _typed(await self.client.new_output(session_id), OutputPage)
 
     async def breakpoints(self, session_id: str) -> BreakpointList:
         return _typed(await self.client.breakpoints(session_id), BreakpointList)
@@ -138,6 +160,18 @@ class RemoteService(DebugService):
 
     async def threads(self, session_id: str) -> Threads:
         return _typed(await self.client.threads(session_id), Threads)
+
+    async def processes(self, session_id: str) -> ProcessList:
+        return _typed(await self.client.processes(session_id), ProcessList)
+
+    async def request(self, session_id: str, call: HttpCall) -> Status:
+        return _typed(await self.client.request(session_id, msgspec.to_builtins(call)), Status)
+
+    async def request_result(self, session_id: str, request_id: str) -> HttpCallView:
+        return _typed(await self.client.request_result(session_id, request_id), HttpCallView)
+
+    async def show_process(self, session_id: str, pid: int) -> Status:
+        return _typed(await self.client.show_process(session_id, pid), Status)
 
     async def stacktrace(
         self, session_id: str, thread_id: int | None = None, start: int = 0, count: int = 20, *, library: bool = False
@@ -234,11 +268,11 @@ class RemoteService(DebugService):
         depth: int = 1,
         frame_index: int = 0,
         thread_id: int | None = None,
-    ) -> dict[str, Any]:
-        data: dict[str, Any] = await self.client.object_inspect(
+    ) -> ObjectInspection:
+        data = await self.client.object_inspect(
             session_id, object_ref, depth=depth, frame_index=frame_index, thread_id=thread_id
         )
-        return data
+        return _typed(data, ObjectInspection)
 
     async def redactions(self, session_id: str) -> Redactions:
         return _typed(await self.client.redactions(session_id), Redactions)

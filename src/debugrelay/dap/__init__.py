@@ -18,10 +18,10 @@ from ._bodies import (
     plain_exception_type,
     plain_frame_name,
 )
-from ._client import DapClient, EventListener
+from ._client import Channel, DapClient, EventListener, ProcessListener
 from ._framing import MAX_BODY, FramingError, frame, read_frame
 from ._handshake import ATTACH_ARGS, INITIALIZE_ARGS, attach_args
-from ._keeper import KEEPER_FILE, SECRET_ENV, keeper_command, new_secret
+from ._keeper import KEEPER_FILE, SECRET_ENV, keeper_command, new_secret, secret_pipe
 from ._messages import Event, Request, Response, decode_message, encode_message
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "MAX_BODY",
     "SECRET_ENV",
     "BreakpointsBody",
+    "Channel",
     "CompletionsBody",
     "DapClient",
     "EvaluateBody",
@@ -39,6 +40,7 @@ __all__ = [
     "ExitedEvent",
     "FramingError",
     "OutputEvent",
+    "ProcessListener",
     "Request",
     "Response",
     "ScopesBody",
@@ -59,4 +61,5 @@ __all__ = [
     "plain_exception_type",
     "plain_frame_name",
     "read_frame",
+    "secret_pipe",
 ]

@@ -116,6 +116,8 @@ class StoppedEvent(Body):
 class OutputEvent(Body):
     category: str = "console"
     output: str = ""
+    time: float | None = None  # when the keeper read it from the program's pipe (a keeper's own field)
+    n: int | None = None  # the keeper's number of the event (its own field): never stored twice
 
 
 class ExitedEvent(Body):

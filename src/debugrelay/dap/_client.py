@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import re
 import socket
 from collections.abc import Callable
 from typing import Any
@@ -25,6 +26,9 @@ from ._messages import Event, Request, Response, decode_body, decode_message, en
 log = logging.getLogger(__name__)
 
 EventListener = Callable[[str, Any], None]
+ProcessListener = Callable[[int, str, Any], None]
+# what debugpy's adapter answers when the program's side of it is gone or going (adapter/components.py)
+_GOING_AWAY = re.compile(r"disconnected unexpectedly|\bis not available\b|has disconnected")
 
 
 class DapClient:
@@ -45,6 +49,7 @@ class DapClient:
         self._seq = itertools.count(1)
         self._pending: dict[int, tuple[str, asyncio.Future[Response]]] = {}
         self._listeners: list[EventListener] = []
+        self._process_listeners: list[ProcessListener] = []
         self._waiters: list[tuple[str, Callable[[Any], bool] | None, asyncio.Future[Any]]] = []
         self.closed = asyncio.Event()
         self.close_reason: str = ""
@@ -61,11 +66,13 @@ class DapClient:
         request_timeout: float = 10.0,
         name: str = "dap",
         secret: str | None = None,
+        stored_output: int | None = None,
     ) -> DapClient:
         """Connect to debugpy, or with ``secret`` to a target's keeper (proving the secret first).
 
         Through a keeper, ``client.keeper`` holds its state; the events it queued while no relay was
-        connected follow, in order, to the listeners added before the caller's next ``await``.
+        connected follow, in order, to the listeners added before the caller's next ``await``, after
+        the output events it sent since ``stored_output`` (the last one this relay's store holds).
         """
         reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port, limit=1024 * 1024), timeout)
         sock = writer.get_extra_info("socket")
@@ -75,7 +82,7 @@ class DapClient:
         hello: dict[str, Any] | None = None
         if secret is not None:
             try:
-                hello = await asyncio.wait_for(_keeper_handshake(reader, writer, secret), timeout)
+                hello = await asyncio.wait_for(_keeper_handshake(reader, writer, secret, stored_output), timeout)
             except BaseException:
                 writer.close()
                 raise
@@ -89,6 +96,10 @@ class DapClient:
         """Call ``listener(event, body)`` for every event, in order, from the reader task."""
         self._listeners.append(listener)
 
+    def add_process_listener(self, listener: ProcessListener) -> None:
+        """Call ``listener(pid, event, body)`` for every event of a child process (a keeper's, tagged)."""
+        self._process_listeners.append(listener)
+
     def expect_event(self, event: str, predicate: Callable[[Any], bool] | None = None) -> asyncio.Future[Any]:
         """A future for the next ``event`` matching ``predicate``; register before triggering it."""
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
@@ -100,22 +111,30 @@ class DapClient:
 
     # -- requests --------------------------------------------------------------------------
 
-    def send(self, command: str, arguments: dict[str, Any] | None = None) -> asyncio.Future[Response]:
+    def send(
+        self, command: str, arguments: dict[str, Any] | None = None, *, process: int | None = None
+    ) -> asyncio.Future[Response]:
         """Send a request now and return the future of its response (no timeout applied)."""
         if self.closed.is_set():
             raise TargetGone(f"debug connection closed: {self.close_reason}")
         seq = next(self._seq)
         fut: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
         self._pending[seq] = (command, fut)
-        payload = encode_message(Request(seq=seq, command=command, arguments=arguments))
+        payload = encode_message(Request(seq=seq, command=command, process=process, arguments=arguments))
         self._writer.write(frame(payload))
         return fut
 
     async def request(
-        self, command: str, arguments: dict[str, Any] | None = None, *, timeout: float | None = None
+        self,
+        command: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        process: int | None = None,
     ) -> Any:
-        """Send ``command`` and return its decoded body; raise on failure or timeout."""
-        fut = self.send(command, arguments)
+        """Send ``command`` (to child process ``process``, through a keeper) and return its decoded body;
+        raise on failure or timeout."""
+        fut = self.send(command, arguments, process=process)
         return await self.result(fut, command, timeout)
 
     async def result(self, fut: asyncio.Future[Response], command: str, timeout: float | None = None) -> Any:
@@ -132,7 +151,14 @@ class DapClient:
                 hint="Retry; if the target is busy in native code, pause it or terminate the session.",
             ) from exc
         if not response.success:
-            raise DebugpyError(response.message or f"'{command}' failed", details={"operation": command})
+            message = response.message or f"'{command}' failed"
+            if _GOING_AWAY.search(message):
+                raise TargetGone(
+                    f"the target is going away: {message}",
+                    details={"operation": command},
+                    hint="The program is ending or has ended: read its status and output, then relaunch.",
+                )
+            raise DebugpyError(message, details={"operation": command})
         return decode_body(response.body)
 
     def _forget(self, fut: asyncio.Future[Response]) -> None:
@@ -186,6 +212,13 @@ class DapClient:
 
     def _on_event(self, message: Event) -> None:
         body = decode_body(message.body)
+        if message.process is not None:
+            for process_listener in list(self._process_listeners):
+                try:
+                    process_listener(message.process, message.event, body)
+                except Exception:
+                    log.exception("%s: process listener failed on %s", self.name, message.event)
+            return
         for listener in list(self._listeners):
             try:
                 listener(message.event, body)
@@ -247,9 +280,12 @@ class DapClient:
 MAX_GREETING = 256  # the greeting line: a fixed word and a nonce
 
 
-async def _keeper_handshake(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, secret: str) -> dict[str, Any]:
-    """Answer the keeper's greeting and read its state. A connection that closes first (a published
-    container port accepts before the keeper listens) raises ConnectionError: the caller retries."""
+async def _keeper_handshake(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, secret: str, stored_output: int | None
+) -> dict[str, Any]:
+    """Answer the keeper's greeting (with the last output event stored, if known) and read its state. A
+    connection that closes first (a published container port accepts before the keeper listens) raises
+    ConnectionError: the caller retries."""
     try:
         line = await reader.readline()
     except (ValueError, asyncio.LimitOverrunError) as exc:  # a line longer than the stream's limit
@@ -258,7 +294,8 @@ async def _keeper_handshake(reader: asyncio.StreamReader, writer: asyncio.Stream
         raise ConnectionError("closed before the keeper's greeting")
     if not line.startswith(GREETING) or len(line) > MAX_GREETING:
         raise ConnectionError("not a debugrelay keeper")  # the peer's bytes are never echoed
-    writer.write(prove(secret, line[len(GREETING) :].strip()) + b"\n")
+    stored = b"" if stored_output is None else b" %d" % stored_output
+    writer.write(prove(secret, line[len(GREETING) :].strip()) + stored + b"\n")
     try:
         data = await read_frame(reader)
     except FramingError as exc:
@@ -273,3 +310,33 @@ async def _keeper_handshake(reader: asyncio.StreamReader, writer: asyncio.Stream
     if not isinstance(state, dict):
         raise ConnectionError("the keeper did not send its state first")
     return state
+
+
+class Channel:
+    """One process of a debug connection: the root's requests as they are, a child's tagged for the keeper.
+
+    Reads of a stop go to the process that stopped through it; everything else a session does speaks
+    to the root over the connection itself."""
+
+    def __init__(self, client: DapClient, process: int | None = None) -> None:
+        self.client = client
+        self.process = process
+
+    @property
+    def closed(self) -> asyncio.Event:
+        return self.client.closed
+
+    @property
+    def close_reason(self) -> str:
+        return self.client.close_reason
+
+    def send(self, command: str, arguments: dict[str, Any] | None = None) -> asyncio.Future[Response]:
+        return self.client.send(command, arguments, process=self.process)
+
+    async def request(
+        self, command: str, arguments: dict[str, Any] | None = None, *, timeout: float | None = None
+    ) -> Any:
+        return await self.client.request(command, arguments, timeout=timeout, process=self.process)
+
+    async def result(self, fut: asyncio.Future[Response], command: str, timeout: float | None = None) -> Any:
+        return await self.client.result(fut, command, timeout)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import os
 import secrets
 from typing import Any
 
@@ -26,6 +27,17 @@ def new_secret() -> str:
     return secrets.token_hex(32)
 
 
+def secret_pipe(secret: str) -> int:
+    """The read end of a pipe holding ``secret`` (its write end closed): a keeper started with it in
+    ``pass_fds`` and ``--secret-fd`` reads the secret there, so it is never in the keeper's environment."""
+    read, write = os.pipe()
+    try:
+        os.write(write, secret.encode())  # 64 bytes: far below a pipe's buffer
+    finally:
+        os.close(write)
+    return read
+
+
 def prove(secret: str, nonce: bytes) -> bytes:
     """The line that proves ``secret`` for the keeper's ``nonce``."""
     return hmac.new(secret.encode(), b"debugrelay-keeper:" + nonce, hashlib.sha256).hexdigest().encode()
@@ -40,6 +52,7 @@ def keeper_command(
     keeper: str,
     debuggee: list[str],
     attach: dict[str, Any] | None = None,
+    secret_fd: int | None = None,
 ) -> list[str]:
     """``python keeper --listen .. --connect .. [--status-file ..] [--client ..] -- debuggee``.
 
@@ -51,4 +64,6 @@ def keeper_command(
     if attach is not None:
         client = {"initialize": INITIALIZE_ARGS, "attach": attach}
         argv += ["--client", json.dumps(client, separators=(",", ":"))]
+    if secret_fd is not None:
+        argv += ["--secret-fd", str(secret_fd)]
     return [*argv, "--", *debuggee]

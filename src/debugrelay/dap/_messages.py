@@ -10,6 +10,9 @@ import msgspec
 class Request(msgspec.Struct, tag_field="type", tag="request", kw_only=True, omit_defaults=True):
     seq: int
     command: str
+    # a child process of the debuggee the request is for (a keeper routes it); before ``arguments``, so
+    # the keeper finds it without parsing them
+    process: int | None = None
     arguments: dict[str, Any] | None = None
 
 
@@ -25,6 +28,7 @@ class Response(msgspec.Struct, tag_field="type", tag="response", kw_only=True):
 class Event(msgspec.Struct, tag_field="type", tag="event", kw_only=True):
     seq: int = 0
     event: str
+    process: int | None = None  # set by a keeper on a child process's events
     body: msgspec.Raw = msgspec.Raw(b"null")
 
 

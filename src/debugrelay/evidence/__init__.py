@@ -6,6 +6,7 @@ from debugrelay.errors import CollectFailed
 from . import _snapshots as snapshots
 from ._captures import Captures
 from ._collect import BriefPause
+from ._grep import GREP_HINT, GREP_MAX_CHARS, Found, compile_grep, grep_lines
 from ._hub import EvidenceHub, hub_for, hub_of, post_mortem, with_post_mortem
 from ._store import (
     EvidenceItem,
@@ -18,6 +19,8 @@ from ._store import (
 )
 
 __all__ = [
+    "GREP_HINT",
+    "GREP_MAX_CHARS",
     "BriefPause",
     "Captures",
     "CollectFailed",
@@ -25,9 +28,12 @@ __all__ = [
     "EvidenceItem",
     "EvidenceStore",
     "FileEvidence",
+    "Found",
     "MemoryEvidence",
     "RedisEvidence",
     "check_id",
+    "compile_grep",
+    "grep_lines",
     "hub_for",
     "hub_of",
     "no_evidence",

@@ -120,10 +120,23 @@ def busy_loop(snaps: list[Snap]) -> PatternMatch | None:
             continue
         now, then = t["frames"][0], old["frames"][0]
         same_place = (now["file"], now["function"]) == (then["file"], then["function"])
-        # a spin makes no progress: its frame's values are the same each time it is seen
-        if same_place and abs(now["line"] - then["line"]) <= 3 and now.get("locals") == then.get("locals"):
-            evidence = {"thread": t["name"], "at": [_where(then), _where(now)], "stack": _stack(t)}
-            return _match("busy_loop", "medium", evidence, [first_id, last_id])
+        if not same_place or abs(now["line"] - then["line"]) > 3:
+            continue
+        # the values that keep it going: a spin's stay as they were; a loop that counts (retries, polls)
+        # changes some every time round while the ones its condition waits on stay
+        before_values, after_values = then.get("locals") or {}, now.get("locals") or {}
+        changing = {
+            name: [before_values.get(name), value]
+            for name, value in after_values.items()
+            if before_values.get(name) != value
+        }
+        steady = {name: value for name, value in after_values.items() if name not in changing}
+        evidence = {"thread": t["name"], "at": [_where(then), _where(now)], "stack": _stack(t)}
+        if steady:
+            evidence["unchanged"] = steady
+        if changing:
+            evidence["changing"] = changing  # [first snapshot's value, last one's]
+        return _match("busy_loop", "low" if changing else "medium", evidence, [first_id, last_id])
     return None
 
 

@@ -143,6 +143,7 @@ class Captures:
         async with session.lock:
             created = await breakpoints.add(session, checked)
         bp = created[0]
+        bp.capture = capture_id  # the capture point's: listed as one, not as a breakpoint
         point = CapturePoint(
             capture_id=capture_id,
             file=bp.file or req.file,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from debugrelay.errors import NotFound
-from debugrelay.models import Snapshot, SnapshotBounds, SnapshotSummary, ThreadBrief
+from debugrelay.models import AutopsyException, Snapshot, SnapshotBounds, SnapshotSummary, ThreadBrief
 
 from ._collect import BriefPause, evaluate_json
 from ._store import EvidenceItem, EvidenceStore
@@ -84,8 +84,8 @@ def summary(item: EvidenceItem, data: dict[str, Any]) -> SnapshotSummary:
         truncated=data.get("truncated"),
     )
     autopsy = data.get("autopsy")
-    if isinstance(autopsy, dict):
-        out.exception = autopsy.get("exception")
+    if isinstance(autopsy, dict) and isinstance(autopsy.get("exception"), dict):
+        out.exception = msgspec.convert(autopsy["exception"], AutopsyException)
     return out
 
 

@@ -5,12 +5,13 @@ from ._autopsy import MAX_FRAMES, MAX_INNER, autopsy
 from ._changes import changes, remember_stop
 from ._objects import object_inspect
 from ._reads import completions, evaluate, scopes, set_variable, stacktrace, threads, variables
-from ._variables import frame_variables
+from ._variables import PATH_PATTERN, frame_variables
 from ._watches import watch_value, watch_values
 
 __all__ = [
     "MAX_FRAMES",
     "MAX_INNER",
+    "PATH_PATTERN",
     "autopsy",
     "changes",
     "completions",

@@ -69,6 +69,7 @@ async def autopsy(
     frames, total = await _real_frames(session, tid, max_frames)
     k = min(include_variables_for_frames, len(frames))
     sources = SourceCache()
+    await sources.load(session, frames)
     views = [frame_view(session, i, f, sources, CONTEXT_LINES if i < max(k, 1) else 0) for i, f in enumerate(frames)]
     info = msgspec.to_builtins(stop.exception)
     exception: dict[str, Any] = {

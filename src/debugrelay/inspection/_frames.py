@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from debugrelay.dap import StackFrame
-from debugrelay.sessions import read_source
+from debugrelay.errors import RelayError
+from debugrelay.sessions import read_session_file
 
 if TYPE_CHECKING:
     from debugrelay.sessions import Session
@@ -25,18 +26,32 @@ def is_external(frame: StackFrame) -> bool:
 
 
 class SourceCache:
-    """Files read once per call."""
+    """Files read once per call, under the session's rules (its target's files, or the relay's disk
+    inside the session's folders only): loaded first, then looked up."""
 
     def __init__(self) -> None:
         self._lines: dict[str, list[str] | None] = {}
 
-    def lines(self, path: str | None) -> list[str] | None:
-        if not path or path.startswith("<"):
-            return None
-        if path not in self._lines:
-            text = read_source(path)
+    async def load(self, session: Session, frames: list[StackFrame]) -> None:
+        for frame in frames:
+            path = frame_path(session, frame)
+            generated = frame.source is not None and bool(frame.source.source_reference)
+            if not path or path.startswith("<") or path in self._lines or generated:
+                continue
+            try:
+                text = await read_session_file(session, path)
+            except RelayError:
+                text = None
             self._lines[path] = text.splitlines() if text is not None else None
-        return self._lines[path]
+
+    def lines(self, path: str | None) -> list[str] | None:
+        return self._lines.get(path) if path else None
+
+
+def frame_path(session: Session, frame: StackFrame) -> str | None:
+    """A frame's file as the user sees it (its name when it has no path)."""
+    source = frame.source
+    return (session.to_local(source.path) or source.name) if source else None
 
 
 def frame_view(
@@ -45,7 +60,7 @@ def frame_view(
     """``{index, function, file, line, source}``; ``source_available: false`` / ``is_external: true``
     when the frame has no readable source (exec'd code) or is library code."""
     source = frame.source
-    path = (session.to_local(source.path) or source.name) if source else None
+    path = frame_path(session, frame)
     line = frame.line
     out: dict[str, Any] = {"index": index, "function": frame.name, "file": path, "line": line}
     lines = sources.lines(path) if not (source and source.source_reference) else None

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import msgspec
 
 from debugrelay.errors import DepthExceeded, InvalidReference, Unsupported
+from debugrelay.models import ObjectInspection
 
 from ._probe import ProbeUnavailable, call_probe
 
@@ -24,7 +27,7 @@ async def object_inspect(
     frame_index: int = 0,
     thread_id: int | None = None,
     max_items: int = MAX_ITEMS,
-) -> dict[str, Any]:
+) -> ObjectInspection:
     """``{id, type, size, value, fields|items, is_none, has_circular_ref, truncated}`` of ``object_ref``.
 
     ``object_ref`` is an expression in the frame (a variable name, ``self.repo``, ``items[0]``) or a
@@ -75,4 +78,4 @@ async def object_inspect(
         )
     if "probe_error" in result:
         raise Unsupported(f"object_inspect failed in the target: {result['probe_error']}")
-    return result
+    return msgspec.convert(result, ObjectInspection)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
 from debugrelay.errors import DebugpyError, DebugpyTimeout, TargetGone
@@ -24,7 +25,7 @@ async def call_probe(
 ) -> Any:
     """Evaluate ``_debugrelay_probe.<call>`` in DAP frame ``frame_id`` and decode its JSON answer;
     ``stable``: what no evaluation can change (a frame's parameters) is asked once per stop."""
-    client = session.client
+    client = session.channel
     if client is None or not session.probe_available:
         raise ProbeUnavailable("the relay's helper module is not available in this target")
     args = {"expression": f"{PROBE}.{call}", "frameId": frame_id, "context": "clipboard"}
@@ -70,3 +71,27 @@ def last_line(message: str) -> str:
     """debugpy sends the whole traceback of a failed evaluation; its last line says what failed."""
     lines = [line for line in message.strip().splitlines() if line.strip()]
     return lines[-1] if lines else message
+
+
+_TB_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<function>.+))?$', re.MULTILINE)
+NOT_PYTHON = "The expression is not valid Python, so nothing ran in the program: fix its syntax."
+
+
+def is_syntax_error(message: str) -> bool:
+    """Whether a failed evaluation never ran: the expression itself did not compile."""
+    return last_line(message).startswith(("SyntaxError", "IndentationError", "TabError"))
+
+
+def raised_at(message: str) -> dict[str, Any] | None:
+    """Where the program's own code raised, for an exception that left a call made by the expression:
+    the traceback's innermost frame after the expression's (``<string>``); None when the expression
+    itself raised."""
+    frames = list(_TB_FRAME.finditer(message))
+    called = [i for i, f in enumerate(frames) if f["file"] == "<string>"]
+    if not called or called[-1] == len(frames) - 1:
+        return None
+    inner = frames[-1]
+    found: dict[str, Any] = {"file": inner["file"], "line": int(inner["line"])}
+    if inner["function"]:
+        found["function"] = inner["function"].strip()
+    return found

@@ -29,7 +29,7 @@ from debugrelay.models import (
 )
 from debugrelay.sessions import RefMeta
 
-from ._probe import last_line
+from ._probe import NOT_PYTHON, is_syntax_error, last_line, raised_at
 from ._render import render_variables
 
 if TYPE_CHECKING:
@@ -59,7 +59,8 @@ async def stacktrace(
     """Frames ``start .. start+count`` of a paused thread; ids are indexes (0 = top). Runs of library
     frames are folded into their first one (``collapsed``, ``through``) unless ``library``; so are runs
     of one function calling itself (``repeated``, with the first and last call's ``arguments``), read to
-    the run's end even past ``count``."""
+    the run's end even past ``count``. From the top, the outermost frames come too (``left_out`` says
+    which frames between are not shown)."""
     tid, frames, total = await session.frames(thread_id, start + count)
     end = min(len(frames), start + count)
     if not library:
@@ -67,19 +68,36 @@ async def stacktrace(
             end += 1  # a recursion is shown whole: its first and last calls tell it apart
             if end == len(frames) < total:
                 tid, frames, total = await session.frames(tid, min(total, MAX_FRAMES))
-    views = []
-    for index, frame in enumerate(frames[start:end], start=start):
-        source = frame.source or Source()
-        path = source.path
-        view = FrameView(id=index, name=frame.name, file=session.to_local(path) or source.name, line=frame.line)
-        if not path or source.source_reference:
-            view.source_available = False
-        if frame.presentation_hint == "subtle" or is_library(path):
-            view.is_external = True
-        views.append(view)
+    views = [_frame_view(session, index, frame) for index, frame in enumerate(frames[start:end], start=start)]
     if library:
         return StackTrace(thread_id=tid, total_frames=total, frames=views)
-    return StackTrace(thread_id=tid, total_frames=total, frames=await fold_recursion(session, tid, fold_library(views)))
+    shown = await fold_recursion(session, tid, fold_library(views))
+    if end >= total or start > 0:  # the whole stack, or a page asked for from further down
+        return StackTrace(thread_id=tid, total_frames=total, frames=shown)
+    # the innermost frames end with the ones that started it all (the test, the module), the gap said
+    if len(frames) < total:
+        tid, frames, total = await session.frames(tid, min(total, MAX_FRAMES))
+    outer_from = max(end, len(frames) - OUTERMOST)
+    outer = [_frame_view(session, i, frames[i]) for i in range(outer_from, len(frames))]
+    answer = StackTrace(thread_id=tid, total_frames=total, frames=shown)
+    if outer_from > end:
+        answer.left_out = (
+            f"frames {end}-{outer_from - 1} ({outer_from - end}) left out between these and the outermost: "
+            f"read them from start={end}"
+        )
+    answer.frames += await fold_recursion(session, tid, fold_library(outer))
+    return answer
+
+
+def _frame_view(session: Session, index: int, frame: Any) -> FrameView:
+    source = frame.source or Source()
+    path = source.path
+    view = FrameView(id=index, name=frame.name, file=session.to_local(path) or source.name, line=frame.line)
+    if not path or source.source_reference:
+        view.source_available = False
+    if frame.presentation_hint == "subtle" or is_library(path):
+        view.is_external = True
+    return view
 
 
 def _same_call(a: Any, b: Any) -> bool:
@@ -87,6 +105,7 @@ def _same_call(a: Any, b: Any) -> bool:
 
 
 MAX_FRAMES = 10000  # a recursion is read to its end up to this depth
+OUTERMOST = 3  # the outermost frames a stack answer always shows: what called the code it stopped in
 RECURSION_RUN = 3  # at least this many consecutive calls of one function are folded into one entry
 ARGUMENT_CHARS = 40
 
@@ -130,7 +149,7 @@ async def _arguments(session: Session, index: int, tid: int) -> str | None:
     parts = []
     for name in names:
         value = values.get(name, "?")
-        parts.append(f"{name}={value[:ARGUMENT_CHARS] + '...' if len(value) > ARGUMENT_CHARS else value}")
+        parts.append(f"{name}={cut_text(value, ARGUMENT_CHARS)}")
     return ", ".join(parts)
 
 
@@ -197,9 +216,17 @@ async def evaluate(
     try:
         answer = await client.request("evaluate", {"expression": expression, "frameId": fid, "context": context})
     except DebugpyError as exc:
-        raise EvaluationError(
-            last_line(exc.message), details={"expression": expression, "frame_index": frame_index or 0}
-        ) from exc
+        details: dict[str, Any] = {"expression": expression, "frame_index": frame_index or 0}
+        if is_syntax_error(exc.message):
+            raise EvaluationError(last_line(exc.message), details=details, hint=NOT_PYTHON) from exc
+        message, where = last_line(exc.message), raised_at(exc.message)
+        if where is not None:  # a call the expression made raised in the program's code: say where
+            where["file"] = session.to_local(where["file"]) or where["file"]
+            details["raised_at"] = where
+            message += f" (raised at {where['file']}:{where['line']}" + (
+                f" in {where['function']})" if "function" in where else ")"
+            )
+        raise EvaluationError(message, details=details) from exc
     body = as_body(answer, EvaluateBody)
     result = EvaluateResult(result=body.result, type=body.type or None)
     if not body.result and not body.type and _is_expression(expression):

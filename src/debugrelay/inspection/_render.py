@@ -96,15 +96,14 @@ async def render_variables(
 
 async def _slice(session: Session, meta: RefMeta, start: int, count: int) -> list[dict[str, Any]] | None:
     """Items ``start .. start+count`` of a long sequence, which debugpy alone never lists."""
-    if session.client is None or count <= 0:
+    client = session.channel
+    if client is None or count <= 0:
         return None
     window = f"({meta.evaluate_name})[{start}:{start + count}]"
     try:
-        body = await session.client.request(
-            "evaluate", {"expression": window, "frameId": meta.frame_id, "context": "watch"}
-        )
+        body = await client.request("evaluate", {"expression": window, "frameId": meta.frame_id, "context": "watch"})
         ref = body.get("variablesReference") or 0
-        children = (await session.client.request("variables", {"variablesReference": ref}))["variables"] if ref else []
+        children = (await client.request("variables", {"variablesReference": ref}))["variables"] if ref else []
     except RelayError:
         return None
     out = []

@@ -22,6 +22,9 @@ Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
 def _never(address: Address) -> bool:
+    # loopback first: IPv6's ::1 lies in a range Python calls reserved
+    if address.is_loopback:
+        return False
     return address.is_link_local or address.is_multicast or address.is_unspecified or address.is_reserved
 
 
@@ -37,8 +40,8 @@ def _listed(host: str, address: Address, allowed: list[str]) -> bool:
     return False
 
 
-def check_attach_host(settings: Settings, host: str) -> None:
-    """Raise :class:`Refused` unless the relay may open a debugger connection to ``host`` (blocking: DNS)."""
+def resolve(host: str) -> list[Address]:
+    """Every address ``host`` resolves to, in the resolver's order (one lookup; blocking)."""
     try:
         infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError):
@@ -47,7 +50,15 @@ def check_attach_host(settings: Settings, host: str) -> None:
             details={"host": host},
             hint="Give a host name or address the relay can resolve.",
         ) from None
-    addresses = {ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos}
+    found = [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos]
+    return list(dict.fromkeys(found))
+
+
+def checked_addresses(settings: Settings, host: str) -> list[str]:
+    """Every address ``host`` resolves to, each one allowed; else :class:`Refused` (blocking: DNS)."""
+    addresses = resolve(host)
+    if not addresses:
+        raise Refused(f"cannot resolve '{host}'", details={"host": host}, hint="Give a host name or address.")
     for address in addresses:
         if _never(address):
             raise Refused(
@@ -61,6 +72,31 @@ def check_attach_host(settings: Settings, host: str) -> None:
                 details={"host": host, "address": str(address), "setting": "DEBUGRELAY_ATTACH_HOSTS"},
                 hint="Loopback is allowed; the operator lists other hosts or networks in DEBUGRELAY_ATTACH_HOSTS.",
             )
+    return [str(a) for a in addresses]
+
+
+def check_attach_host(settings: Settings, host: str) -> str:
+    """The address the relay connects to for ``host``, once every address the name resolves to is
+    allowed; else :class:`Refused` (blocking: DNS).
+
+    The name is resolved here once and the caller connects to the address returned, never to the
+    name: a name that answers a loopback address to the check and another one to the connection
+    (DNS rebinding) reaches only what was checked.
+    """
+    return checked_addresses(settings, host)[0]
+
+
+def check_attach_again(settings: Settings, host: str, address: str) -> str:
+    """``address``, recorded for ``host`` by an earlier attach, if ``host`` still resolves to it among
+    addresses that are all allowed; else :class:`Refused`. The recorded address is what is connected to:
+    a stored record cannot point the relay elsewhere, nor a name that now answers something else."""
+    if address not in checked_addresses(settings, host):
+        raise Refused(
+            f"'{host}' no longer resolves to the address {address} the session was attached at",
+            details={"host": host, "address": address},
+            hint="Attach again: the program that was there is not the one the name names now.",
+        )
+    return address
 
 
 def check_attach_pid(settings: Settings, pid: int) -> None:

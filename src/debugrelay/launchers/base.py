@@ -5,7 +5,7 @@ from __future__ import annotations
 import abc
 from typing import TYPE_CHECKING, Any
 
-from debugrelay.models import LaunchRequest
+from debugrelay.models import AttachSpec, LaunchRequest
 
 if TYPE_CHECKING:
     from debugrelay.dap import DapClient
@@ -21,6 +21,9 @@ class Target(abc.ABC):
     container_id: str | None = None
     # set when a keeper holds the target's DAP connection (host:port is then the keeper's)
     keeper_secret: str | None = None
+    # its services are reached through the relay (a container alone on an internal network): launch
+    # ``ports`` are forwarded from the relay's machine; else they are reached where the target listens
+    forwards_ports: bool = False
 
     @abc.abstractmethod
     def poll(self) -> int | None:
@@ -82,6 +85,8 @@ class Launcher(abc.ABC):
     """Starts targets of one kind (local process, container, ...)."""
 
     name: str = "abstract"
+    # finds the debugpy a pod already runs (attach by pod, :meth:`attach_target`)
+    attaches_pods: bool = False
 
     @abc.abstractmethod
     async def start(self, spec: LaunchRequest, *, session_id: str) -> Target:
@@ -104,6 +109,30 @@ class Launcher(abc.ABC):
         ``output_tail()`` still tells what it printed), or None when nothing is left of it.
         May block (it probes a process or a container): the relay calls it in a worker thread.
         """
+        return None
+
+    async def hold(self, attached: Target, attach: dict[str, Any], *, session_id: str) -> Target | None:
+        """A keeper beside this relay that holds ``attached`` (a program someone else started, debugpy
+        listening at its host and port) as launched targets are held, so it stays paused with its
+        breakpoints while no relay runs; None: this launcher keeps no such process."""
+        del attached, attach, session_id
+        return None
+
+    async def attach_target(self, spec: AttachSpec) -> Target:
+        """The target of an attach by pod (``spec.pod``): a launcher that :attr:`attaches_pods` says
+        where that pod's debugpy listens, once it has checked that the pod may be attached to."""
+        raise NotImplementedError(f"the {self.name} launcher does not attach to pods")
+
+    def is_target_address(self, address: str) -> bool:
+        """Whether a connection from ``address`` comes from where this launcher's targets run (the
+        relay's API closes it unread). Must not block: it is asked on every connection."""
+        del address
+        return False
+
+    def python_version(self, spec: LaunchRequest) -> str | None:
+        """The ``major.minor`` of the Python a launch of ``spec`` runs, when this launcher can tell (it may
+        run the interpreter once: call it off the event loop)."""
+        del spec
         return None
 
     def warm_up(self) -> None:  # noqa: B027 - optional hook

@@ -14,23 +14,21 @@ are copied into the container before it starts: any image with a Python works, u
 What a launch may ask for is the operator's policy (:mod:`.policy`): folders inside the roots,
 allowed images, limits no higher than configured. Every target runs as a non-root uid on a
 read-only root filesystem (tmpfs for ``/tmp`` and ``$HOME``), alone on an internal network of its
-own: no egress, no other target, only the relay (joined to it when it runs in a container itself;
-from the host it reaches the container's address on the bridge).
+own: no egress, no other target, only the relay. A relay in a container joins that network, whose
+bridge then has no address on the host: the target reaches nothing of the host either. A relay on
+the host reaches the container through the bridge's address on the host, which the target can
+reach too (and with it the host's services listening on every address).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import io
 import logging
 import os
-import re
 import socket
 import tarfile
-import threading
-from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,28 +36,28 @@ from typing import TYPE_CHECKING, Any
 import debugpy
 import psutil
 
-from debugrelay.config import Settings, in_container
-from debugrelay.dap import KEEPER_FILE, SECRET_ENV, keeper_command, new_secret
+from debugrelay.config import Settings
+from debugrelay.dap import SECRET_ENV, new_secret
 from debugrelay.errors import InvalidRequest, LaunchFailed, RelayError
 from debugrelay.models import LaunchRequest
 
 from .base import Launcher, Target
 from .boot import debugpy_args
+from .container import BOOT, INNER_PORT, keeper_in_container, store_identity, target_env, target_home
+from .docker_attach import HELD, hold_in_container, recovered
+from .docker_networks import TargetNetworks
+from .docker_target import DockerTarget
 from .policy import LaunchPolicy, real
 
 if TYPE_CHECKING:
-    from .pool import ContainerPool
+    from .docker_pool import ContainerPool
 
 log = logging.getLogger(__name__)
 
 DEBUG_PORT = 5678
-INNER_PORT = 5679  # debugpy, on the container's loopback, behind the keeper
-BOOT = "/opt/debugrelay"
 LABEL = "debugrelay.managed"
-HOME = "/home/debuggee"  # the target image's user's home; a tmpfs in every target
 TMPFS_TMP = "size=64m,mode=1777"
 TMPFS_HOME = "size=16m,mode=0700"
-NETWORK_GRACE = 60.0  # seconds an unused target network may exist (between its creation and its container's)
 _HOOKS = Path(__file__).resolve().parent.parent / "_boot"
 
 
@@ -67,28 +65,6 @@ class DockerUnavailable(RelayError):
     code = "docker_unavailable"
     status = 503
     default_hint = "Start the Docker engine (or mount /var/run/docker.sock into the relay's container)."
-
-
-def store_identity(settings: Settings) -> str:
-    """Which state store a relay's targets belong to (their labels): only that store's relays reap them.
-
-    A hash: labels are readable by anyone who can list containers or pods, a Redis URL may carry a password."""
-    if settings.redis_url:
-        namespace = getattr(settings, "redis_namespace", "debugrelay")
-        digest = hashlib.sha256(f"{settings.redis_url}\0{namespace}".encode()).hexdigest()[:24]
-        return f"redis:{digest}"
-    return f"memory:{settings.instance_id}"
-
-
-def target_env(env: dict[str, str], pythonpath: list[str]) -> dict[str, str]:
-    """A container target's environment (the image's own is added by Docker)."""
-    return {
-        **env,
-        "PYTHONPATH": os.pathsep.join([BOOT, *pythonpath, *([env["PYTHONPATH"]] if "PYTHONPATH" in env else [])]),
-        "PYTHONUNBUFFERED": "1",
-        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
-        **({} if "HOME" in env else {"HOME": HOME}),
-    }
 
 
 @lru_cache(maxsize=2)
@@ -112,108 +88,6 @@ def _boot_archive(with_debugpy: bool) -> bytes:
     return buf.getvalue()
 
 
-def read_from_container(container: Any, path: str, max_bytes: int) -> bytes | None:
-    """``path`` from ``container`` if it is a regular file of at most ``max_bytes``, else None."""
-    try:
-        stream, stat_ = container.get_archive(path)
-        if not stat_ or stat_.get("size", 0) > max_bytes:
-            return None
-        data = bytearray()
-        for chunk in stream:
-            data += chunk
-            if len(data) > max_bytes + 64 * 1024:  # the tar headers and padding around one file
-                return None
-    except Exception:  # gone, no such path, or the engine refused
-        return None
-    with tarfile.open(fileobj=io.BytesIO(bytes(data))) as archive:
-        member = archive.next()
-        if member is None or not member.isreg() or member.size > max_bytes:
-            return None
-        fh = archive.extractfile(member)
-        return fh.read() if fh is not None else None
-
-
-class DockerTarget(Target):
-    """A container running ``python -m debugpy --listen 0.0.0.0:5678 --wait-for-client ...``."""
-
-    kind = "docker"
-
-    def __init__(
-        self, container: Any, host: str, port: int, mounts: list[tuple[str, str]], *, keeper_secret: str | None = None
-    ) -> None:
-        self.keeper_secret = keeper_secret
-        self.container = container
-        self.container_id = container.id
-        self.host = host
-        self.port = port
-        self.mounts = mounts
-        self.release: Callable[[], None] | None = None  # removes the target's own network, once
-        self._exit: int | None = None
-        self._stdin: Any = None
-        self._lock = threading.Lock()
-        threading.Thread(target=self._watch, name=f"wait-{container.short_id}", daemon=True).start()
-
-    def _watch(self) -> None:
-        try:
-            result = self.container.wait()
-            self._exit = int(result.get("StatusCode", -1))
-        except Exception:  # the container was removed under us
-            self._exit = -1
-
-    def poll(self) -> int | None:
-        return self._exit
-
-    async def read_file(self, path: str, max_bytes: int) -> bytes | None:
-        """The file from the container's own filesystem (Docker's archive API: no process is started in
-        the container, and a stopped one still answers). A symlink, a device or a FIFO is not a regular
-        file in the archive, so nothing outside the file itself is followed or opened."""
-        return await asyncio.to_thread(read_from_container, self.container, path, max_bytes)
-
-    async def send_input(self, data: bytes) -> None:
-        def write() -> None:
-            with self._lock:
-                if self._stdin is None:
-                    self._stdin = self.container.attach_socket(params={"stdin": 1, "stream": 1})
-                sock = getattr(self._stdin, "_sock", self._stdin)
-                sock.sendall(data)
-
-        try:
-            await asyncio.to_thread(write)
-        except OSError as exc:
-            raise LaunchFailed(f"the container's stdin is closed: {exc}") from exc
-
-    async def terminate(self) -> int | None:
-        def remove() -> None:
-            with contextlib.suppress(Exception):
-                if self._stdin is not None:
-                    self._stdin.close()
-            with contextlib.suppress(Exception):
-                self.container.reload()
-                if self._exit is None and self.container.status == "exited":
-                    self._exit = int(self.container.attrs["State"]["ExitCode"])
-            with contextlib.suppress(Exception):
-                self.container.remove(force=True, v=True)
-            release, self.release = self.release, None
-            if release is not None:
-                release()
-
-        await asyncio.to_thread(remove)
-        return self._exit
-
-    def output_tail(self, max_bytes: int = 4096) -> str:
-        try:
-            logs: bytes = self.container.logs(tail=50)
-        except Exception:
-            return ""
-        return logs.decode("utf-8", "replace")[-max_bytes:]
-
-    def path_mappings(self) -> list[dict[str, str]]:
-        return [{"localRoot": local, "remoteRoot": remote} for local, remote in self.mounts if local != remote]
-
-    def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "image": self.container.attrs.get("Config", {}).get("Image")}
-
-
 class DockerLauncher(Launcher):
     """Starts one container per target with memory, CPU and PID limits, as a non-root user."""
 
@@ -223,10 +97,10 @@ class DockerLauncher(Launcher):
         self.settings = settings
         self.policy = LaunchPolicy.from_settings(settings)
         self._client = client
-        self._self_id: str | bool | None = False  # False: not looked up yet; None: not in a container
+        self.networks = TargetNetworks(lambda: self.client)
         self.pool: ContainerPool | None = None
         if pool_size > 0:
-            from .pool import ContainerPool
+            from .docker_pool import ContainerPool
 
             self.pool = ContainerPool(
                 self, pool_size, launch_timeout=settings.launch_timeout, request_timeout=settings.request_timeout
@@ -263,10 +137,10 @@ class DockerLauncher(Launcher):
         return path
 
     def admit(self, spec: LaunchRequest) -> None:
-        self._plan(spec, "")
+        self._plan(spec, "", look_inside=True)
 
     async def start(self, spec: LaunchRequest, *, session_id: str) -> Target:
-        kwargs, mounts, with_debugpy = self._plan(spec, session_id)
+        kwargs, mounts, with_debugpy = self._plan(spec, session_id)  # admit() looked inside the folders
         if self.pool is not None:
             warm = await self.pool.acquire(
                 spec,
@@ -287,10 +161,14 @@ class DockerLauncher(Launcher):
             )
         return target
 
-    def _plan(self, spec: LaunchRequest, session_id: str) -> tuple[dict[str, Any], list[tuple[str, str]], bool]:
+    def _plan(
+        self, spec: LaunchRequest, session_id: str, *, look_inside: bool = False
+    ) -> tuple[dict[str, Any], list[tuple[str, str]], bool]:
         """The container's create arguments, its mounts, and whether debugpy must be copied in.
 
-        Every check of the operator's policy happens here, before anything is started.
+        Every check of the operator's policy happens here, before anything is started; with
+        ``look_inside`` the mounted folders are also searched for sockets and FIFOs (a walk of up
+        to :data:`~.policy.SCAN_ENTRIES` entries: call it off the event loop).
         """
         policy = self.policy
         image = policy.image(spec.image or self.settings.docker_image)
@@ -301,45 +179,21 @@ class DockerLauncher(Launcher):
         if spec.script:
             script = spec.script if os.path.isabs(spec.script) else os.path.join(spec.cwd or os.getcwd(), spec.script)
             script = policy.inside(script, what="script")
-        readable: list[tuple[str, bool]] = []  # what the target must read: the mounted folders, the script
         cwd = spec.cwd or (str(Path(spec.script).parent) if spec.script else None)
-        mounts: list[tuple[str, str]] = []
-        volumes: dict[str, dict[str, str]] = {}
-        mode = "rw" if spec.writable else "ro"
-        if cwd:
-            cwd = os.path.normpath(cwd)
-            source = policy.mount_source(cwd, what="cwd", writable=spec.writable)
-            if not Path(source).is_dir():
-                raise InvalidRequest(f"working directory '{cwd}' does not exist", details={"cwd": cwd})
-            volumes[self._host_path(source)] = {"bind": cwd, "mode": mode}
-            mounts.append((cwd, cwd))
-            readable.append((source, True))
-        for local, remote in spec.mounts.items():
-            if not os.path.isabs(local) or not os.path.isabs(remote):
-                raise InvalidRequest(
-                    "mounts map absolute host paths to absolute container paths", details={"mounts": spec.mounts}
-                )
-            source = policy.mount_source(local, what="mounts", writable=spec.writable)
-            volumes[self._host_path(source)] = {"bind": os.path.normpath(remote), "mode": mode}
-            mounts.append((os.path.normpath(local), os.path.normpath(remote)))
-            readable.append((source, Path(source).is_dir()))
-        for entry in spec.pythonpath:
-            folder = os.path.normpath(entry)
-            source = policy.mount_source(folder, what="pythonpath", writable=False)
-            if not any(folder == remote or folder.startswith(remote.rstrip("/") + "/") for _, remote in mounts):
-                volumes.setdefault(self._host_path(source), {"bind": folder, "mode": "ro"})
-                mounts.append((folder, folder))
-                readable.append((source, True))
-        if script is not None and Path(script).is_file():
+        cwd = os.path.normpath(cwd) if cwd else None
+        volumes, mounts, readable, folders = self._volumes(spec, cwd)
+        if script is not None and os.path.isfile(script):
             readable.append((script, False))
         user = policy.user_for(spec.root, readable)
+        if look_inside:
+            policy.no_pipes_inside(folders, user)
         if spec.root:
             log.warning("session %s: target runs as root (DEBUGRELAY_ALLOW_ROOT_TARGETS)", session_id or "-")
         uid, _, gid = user.partition(":")
         python = spec.python or ("python3" if own_image else "python")
         env = target_env(spec.env, spec.pythonpath)
         command = [python, "-Xfrozen_modules=off", *debugpy_args(spec, f"0.0.0.0:{DEBUG_PORT}")]
-        home = env["HOME"] if env.get("HOME", "").startswith("/") and env["HOME"] != "/" else HOME
+        home = target_home(env)
         kwargs: dict[str, Any] = {
             "image": image,
             "command": command,
@@ -369,6 +223,47 @@ class DockerLauncher(Launcher):
         }
         return kwargs, mounts, own_image
 
+    def _volumes(
+        self, spec: LaunchRequest, cwd: str | None
+    ) -> tuple[dict[str, dict[str, str]], list[tuple[str, str]], list[tuple[str, bool]], list[tuple[str, str, str]]]:
+        """The bind mounts of a launch (Docker's ``volumes``), its (user's, target's) path pairs, what
+        the target must read (path, is a folder) and the folders to search for sockets (field, path
+        asked, resolved), each source checked against the operator's policy."""
+        policy = self.policy
+        readable: list[tuple[str, bool]] = []
+        folders: list[tuple[str, str, str]] = []
+        mounts: list[tuple[str, str]] = []
+        volumes: dict[str, dict[str, str]] = {}
+        mode = "rw" if spec.writable else "ro"
+        if cwd:
+            source = policy.mount_source(cwd, what="cwd", writable=spec.writable)
+            if not os.path.isdir(source):
+                raise InvalidRequest(f"working directory '{cwd}' does not exist", details={"cwd": cwd})
+            volumes[self._host_path(source)] = {"bind": cwd, "mode": mode}
+            mounts.append((cwd, cwd))
+            readable.append((source, True))
+            folders.append(("cwd", cwd, source))
+        for local, remote in spec.mounts.items():
+            if not os.path.isabs(local) or not os.path.isabs(remote):
+                raise InvalidRequest(
+                    "mounts map absolute host paths to absolute container paths", details={"mounts": spec.mounts}
+                )
+            source = policy.mount_source(local, what="mounts", writable=spec.writable)
+            volumes[self._host_path(source)] = {"bind": os.path.normpath(remote), "mode": mode}
+            mounts.append((os.path.normpath(local), os.path.normpath(remote)))
+            readable.append((source, os.path.isdir(source)))
+            if os.path.isdir(source):
+                folders.append(("mounts", local, source))
+        for entry in spec.pythonpath:
+            folder = os.path.normpath(entry)
+            source = policy.mount_source(folder, what="pythonpath", writable=False)
+            if not any(folder == remote or folder.startswith(remote.rstrip("/") + "/") for _, remote in mounts):
+                volumes.setdefault(self._host_path(source), {"bind": folder, "mode": "ro"})
+                mounts.append((folder, folder))
+                readable.append((source, True))
+                folders.append(("pythonpath", entry, source))
+        return volumes, mounts, readable, folders
+
     def _run(
         self,
         kwargs: dict[str, Any],
@@ -382,67 +277,36 @@ class DockerLauncher(Launcher):
         image = kwargs["image"]
         network = f"{kwargs['name']}-net"
         try:
-            client.networks.create(
-                network, driver="bridge", internal=True, labels={**kwargs["labels"], "debugrelay.network": "true"}
-            )
+            self.networks.create(network, kwargs["labels"])  # refused by the API before the target runs
         except Exception as exc:
             raise _launch_error(exc, image) from exc
         kwargs = {**kwargs, "network": network, "labels": {**kwargs["labels"], "debugrelay.network": network}}
         try:
             container = client.containers.create(**kwargs)
         except Exception as exc:
-            self._drop_network(network)
+            self.networks.drop(network)
             raise _launch_error(exc, image) from exc
         try:
             container.put_archive(BOOT, _boot_archive(with_debugpy))
-            self._join(network)
+            self.networks.join(network)
             container.start()
             container.reload()
         except Exception as exc:
             with contextlib.suppress(Exception):
                 container.remove(force=True, v=True)
-            self._drop_network(network)
+            self.networks.drop(network)
             raise _launch_error(exc, image) from exc
         host, port = self._address(container)
         target = kind(container, host, port, mounts)
-        target.release = lambda: self._drop_network(network)
+        target.release = lambda: self.networks.drop(network)
         return target
 
-    def _own_container(self) -> str | None:
-        """This relay's own container id when it runs in one on the same engine, else None."""
-        if self._self_id is False:
-            self._self_id = None
-            if in_container():
-                candidates: list[str] = []
-                with contextlib.suppress(OSError):
-                    candidates += re.findall(r"/containers/([0-9a-f]{64})/", Path("/proc/self/mountinfo").read_text())
-                candidates.append(socket.gethostname())
-                for candidate in dict.fromkeys(candidates):
-                    with contextlib.suppress(Exception):
-                        self._self_id = self.client.containers.get(candidate).id
-                        break
-        return self._self_id if isinstance(self._self_id, str) else None
+    def is_target_address(self, address: str) -> bool:
+        return self.networks.is_target_address(address)
 
-    def _join(self, network: str) -> None:
-        """Join this relay's container to a target's network (a relay on the host needs nothing)."""
-        own = self._own_container()
-        if own is None:
-            return
-        try:
-            self.client.networks.get(network).connect(own)
-        except Exception as exc:
-            if "already exists" not in str(exc):
-                raise
-
-    def _drop_network(self, network: str) -> None:
-        """Remove a target's network once its container is gone (leaving it first if we joined it)."""
-        with contextlib.suppress(Exception):
-            net = self.client.networks.get(network)
-            own = self._own_container()
-            if own is not None:
-                with contextlib.suppress(Exception):
-                    net.disconnect(own, force=True)
-            net.remove()
+    async def hold(self, attached: Target, attach: dict[str, Any], *, session_id: str) -> Target | None:
+        """A relay in a container holds an attach with a keeper container beside it (:mod:`.docker_attach`)."""
+        return await asyncio.to_thread(hold_in_container, self, attached, attach, session_id)
 
     def _address(self, container: Any) -> tuple[str, int]:
         """Where the relay reaches the container's debugpy: its address on its own network."""
@@ -475,15 +339,17 @@ class DockerLauncher(Launcher):
         network = labels.get("debugrelay.network")
         if container.status == "running":
             if network:
-                self._join(network)
+                self.networks.join(network)
             host, port = self._address(container)
         else:
             host, port = str(described.get("host") or ""), int(described.get("port") or 0)
         binds = [m for m in container.attrs.get("Mounts", []) if m.get("Type") == "bind"]
         mounts = [(m["Destination"], m["Destination"]) for m in binds]
         target = DockerTarget(container, host, port, mounts)
+        if labels.get(HELD):  # a keeper holding an attached program
+            target = recovered(container, host, port, described)
         if network:
-            target.release = lambda: self._drop_network(network)
+            target.release = lambda: self.networks.drop(network)
         if container.status != "running":
             target._exit = int(container.attrs["State"].get("ExitCode", -1))
         return target
@@ -514,11 +380,7 @@ class DockerLauncher(Launcher):
             in_use.add(labels.get("debugrelay.network", ""))
         if removed:
             log.info("removed %d container(s) of sessions that are gone", len(removed))
-        with contextlib.suppress(Exception):
-            for net in self.client.networks.list(filters={"label": "debugrelay.network=true"}):
-                created = net.attrs.get("Created", "")
-                if net.name not in in_use and _age(created) > NETWORK_GRACE:
-                    self._drop_network(net.name)
+        self.networks.remove_unused(in_use)
         return removed
 
     async def close(self) -> None:
@@ -536,14 +398,7 @@ def with_keeper(kwargs: dict[str, Any], secret: str) -> dict[str, Any]:
     debuggee = [*python, *debugpy_args_behind(command)]
     return {
         **kwargs,
-        "command": keeper_command(
-            python,
-            listen=f"0.0.0.0:{DEBUG_PORT}",
-            connect=f"127.0.0.1:{INNER_PORT}",
-            status_file=None,
-            keeper=f"{BOOT}/{KEEPER_FILE}",
-            debuggee=debuggee,
-        ),
+        "command": keeper_in_container(python, listen=f"0.0.0.0:{DEBUG_PORT}", debuggee=debuggee),
         "environment": {**kwargs["environment"], SECRET_ENV: secret},
     }
 
@@ -582,14 +437,3 @@ def _owner_died(labels: dict[str, str]) -> bool:
     if not store.startswith("memory:") or host != socket.gethostname() or not pid.isdigit():
         return False
     return not psutil.pid_exists(int(pid))
-
-
-def _age(created: str) -> float:
-    """Seconds since an engine timestamp (``2024-01-02T03:04:05.123456789Z``); 0 when unreadable."""
-    from datetime import UTC, datetime
-
-    try:
-        stamp = datetime.strptime(created[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)
-    except ValueError:
-        return 0.0
-    return (datetime.now(UTC) - stamp).total_seconds()

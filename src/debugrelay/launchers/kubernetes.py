@@ -14,7 +14,8 @@ mapped path. Pods run as the policy's non-root uid with a read-only root filesys
 escalation, every capability dropped and seccomp ``RuntimeDefault`` (the "restricted" standard),
 with requests = limits from the policy, no service-account token, labels naming the session and the
 store. One watch per launcher follows its pods; a starting relay deletes the pods of sessions that
-are gone. ``attach_pod`` finds a workload's pod that already runs debugpy.
+are gone. ``attach_target`` finds a workload's pod that already runs debugpy, if the pod opted in
+(the label ``debugrelay.dev/attachable: "true"``) and is none of debugrelay's own.
 
 The API is reached with lightkube: in-cluster through the pod's service account, elsewhere through
 ``KUBECONFIG``. Nothing here imports a web framework.
@@ -28,88 +29,40 @@ import logging
 import os
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 from debugrelay.config import Settings
-from debugrelay.dap import KEEPER_FILE, SECRET_ENV, keeper_command, new_secret
+from debugrelay.dap import new_secret
 from debugrelay.errors import InvalidRequest, LaunchFailed, Refused, RelayError
 from debugrelay.models import AttachSpec, LaunchRequest
 
 from .base import Launcher, Target
-from .boot import debugpy_args
-from .docker import HOME, INNER_PORT, store_identity, target_env
-from .policy import LaunchPolicy, memory_bytes
+from .container import store_identity
+from .kubernetes_pod import (
+    CONTAINER,
+    MANAGED,
+    PULL_FAILURES,
+    SESSION,
+    STORE,
+    exit_code_of,
+    pod_manifest,
+    waiting_failure,
+)
+from .policy import LaunchPolicy
 
 log = logging.getLogger(__name__)
 
-BOOT = "/opt/debugrelay"
-CONTAINER = "target"
-MANAGED = "debugrelay.managed"
-STORE = "debugrelay.store"
-SESSION = "debugrelay.session"
+# a workload's pod opts in to attach by pod with this label ("true"); the relay's own pods never can
+ATTACHABLE = "debugrelay.dev/attachable"
+OWN_PODS = "app.kubernetes.io/name"  # "debugrelay": the relays, their Redis and their targets
 DEFAULT_BOOT_IMAGE = "debugrelay/relay:latest"
-# the init container: copy debugpy and the hooks out of the relay's image into the shared emptyDir
-BOOT_COPY = "import sys; from debugrelay.launchers.boot import copy_boot; copy_boot(sys.argv[1])"
-PULL_FAILURES = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"})
-CONFIG_FAILURES = frozenset({"CreateContainerConfigError", "CreateContainerError", "RunContainerError"})
 WATCH_RETRY = 1.0
-RESTRICTED = {
-    "allowPrivilegeEscalation": False,
-    "readOnlyRootFilesystem": True,
-    "capabilities": {"drop": ["ALL"]},
-}
 
 
 class KubernetesUnavailable(RelayError):
     code = "kubernetes_unavailable"
     status = 503
     default_hint = "The relay reaches the API server through its service account in a cluster, or KUBECONFIG elsewhere."
-
-
-def _restricted(run_as: str) -> dict[str, Any]:
-    uid, _, gid = run_as.partition(":")
-    return {
-        **RESTRICTED,
-        "runAsNonRoot": uid != "0",
-        "runAsUser": int(uid),
-        "runAsGroup": int(gid or uid),
-    }
-
-
-def _remote(path: str, mappings: list[tuple[str, str]]) -> str:
-    """``path`` as the pod sees it: a path under a mapping's local root is moved to its remote root."""
-    for local, remote in mappings:
-        if path == local or path.startswith(local.rstrip("/") + "/"):
-            return remote.rstrip("/") + path[len(local.rstrip("/")) :] if path != local else remote
-    return path
-
-
-def _exit_code(pod: dict[str, Any]) -> int | None:
-    """The target container's exit code once the pod has ended (or its container has), else None."""
-    status = pod.get("status") or {}
-    for cs in status.get("containerStatuses") or []:
-        if cs.get("name") == CONTAINER:
-            terminated = (cs.get("state") or {}).get("terminated")
-            if terminated:
-                return int(terminated.get("exitCode", -1))
-    if status.get("phase") in ("Succeeded", "Failed"):
-        return 0 if status["phase"] == "Succeeded" else -1
-    return None
-
-
-def _waiting_failure(pod: dict[str, Any]) -> tuple[str, str] | None:
-    """(reason, message) when a container of the pod cannot start (image, configuration), else None."""
-    status = pod.get("status") or {}
-    for cs in [*(status.get("initContainerStatuses") or []), *(status.get("containerStatuses") or [])]:
-        waiting = (cs.get("state") or {}).get("waiting") or {}
-        reason = waiting.get("reason", "")
-        if reason in PULL_FAILURES or reason in CONFIG_FAILURES:
-            return reason, str(waiting.get("message") or reason)
-        terminated = (cs.get("state") or {}).get("terminated") or {}
-        if cs.get("name") != CONTAINER and terminated and int(terminated.get("exitCode", 0)) != 0:
-            return "InitFailed", f"the init container {cs.get('name')} exited with code {terminated.get('exitCode')}"
-    return None
 
 
 class KubernetesTarget(Target):
@@ -175,10 +128,11 @@ class KubernetesLauncher(Launcher):
     """Starts one pod per target in the relay's namespace; follows them with one watch."""
 
     name = "kubernetes"
+    attaches_pods = True
 
     def __init__(self, settings: Settings, client: Any = None) -> None:
         self.settings = settings
-        self.policy = LaunchPolicy.from_settings(settings)
+        self.policy = LaunchPolicy.from_settings(settings, pulled=True)  # the kubelet pulls what a pod names
         self._client = client
         self._namespace = settings.kubernetes_namespace
         self._boot_image = settings.kubernetes_boot_image
@@ -298,7 +252,7 @@ class KubernetesLauncher(Launcher):
             pod = self._pods.get(name)
             if pod is None:
                 return -1 if name in self._gone else None
-            return _exit_code(pod)
+            return exit_code_of(pod)
 
     def _wait_running(self, name: str, timeout: float) -> dict[str, Any]:
         """The pod once it runs with an IP; :class:`LaunchFailed` when it cannot (blocking)."""
@@ -310,7 +264,7 @@ class KubernetesLauncher(Launcher):
                     raise LaunchFailed(f"pod {name} was deleted before it ran", details={"pod": name})
                 if pod is not None:
                     status = pod.get("status") or {}
-                    failure = _waiting_failure(pod)
+                    failure = waiting_failure(pod)
                     if failure is not None:
                         reason, message = failure
                         hint = (
@@ -325,8 +279,8 @@ class KubernetesLauncher(Launcher):
                         )
                     if status.get("phase") in ("Succeeded", "Failed"):
                         raise LaunchFailed(
-                            f"pod {name} ended before debugpy was ready (exit code {_exit_code(pod)})",
-                            details={"pod": name, "exit_code": _exit_code(pod)},
+                            f"pod {name} ended before debugpy was ready (exit code {exit_code_of(pod)})",
+                            details={"pod": name, "exit_code": exit_code_of(pod)},
                         )
                     if status.get("phase") == "Running" and status.get("podIP"):
                         return pod
@@ -380,127 +334,16 @@ class KubernetesLauncher(Launcher):
         self, spec: LaunchRequest, session_id: str, boot_image: str, secret: str
     ) -> tuple[dict[str, Any], list[tuple[str, str]]]:
         """The pod's manifest and the path mappings; every check of the operator's policy happens here."""
-        if spec.mounts or spec.writable:
-            raise InvalidRequest(
-                "a pod mounts no folders of the relay's machine: the code comes from the image",
-                details={"mounts": spec.mounts, "writable": spec.writable},
-                hint="Drop 'mounts'/'writable'; map your checkout to the image's path with 'path_mappings'.",
-            )
-        if spec.stdin_inputs:
-            raise InvalidRequest(
-                "a pod's stdin is not reachable through the relay",
-                details={"stdin_inputs": len(spec.stdin_inputs)},
-                hint="Pass input as arguments or environment.",
-            )
-        if spec.limits is not None and spec.limits.pids is not None:
-            raise InvalidRequest(
-                "limits.pids cannot be set per pod on Kubernetes",
-                details={"limits": {"pids": spec.limits.pids}},
-                hint="Leave it out: the cluster's kubelet limits processes per pod (podPidsLimit).",
-            )
-        policy = self.policy
-        default = self.settings.kubernetes_image or self.settings.docker_image
-        image = policy.image(spec.image or default)
-        own_image = spec.image is not None and spec.image != default
-        user = policy.user(spec.root)
-        limits = policy.limits(spec.limits)
-        mappings: list[tuple[str, str]] = []
-        for mapping in spec.path_mappings:
-            if not os.path.isabs(mapping.local_root) or not os.path.isabs(mapping.remote_root):
-                raise InvalidRequest(
-                    "path_mappings map absolute local paths to absolute paths in the image",
-                    details={"local_root": mapping.local_root, "remote_root": mapping.remote_root},
-                )
-            mappings.append((os.path.normpath(mapping.local_root), os.path.normpath(mapping.remote_root)))
-        script = _remote(spec.script, mappings) if spec.script else None
-        cwd = _remote(os.path.normpath(spec.cwd), mappings) if spec.cwd else None
-        if cwd is None and script is not None and os.path.isabs(script):
-            cwd = str(Path(script).parent)
-        port = self.settings.kubernetes_port
-        python = [spec.python or ("python3" if own_image else "python"), "-Xfrozen_modules=off"]
-        debuggee = [*python, *debugpy_args(spec, f"127.0.0.1:{INNER_PORT}", script_path=script)]
-        command = keeper_command(
-            python,
-            listen=f"0.0.0.0:{port}",
-            connect=f"127.0.0.1:{INNER_PORT}",
-            status_file=None,
-            keeper=f"{BOOT}/{KEEPER_FILE}",
-            debuggee=debuggee,
+        return pod_manifest(
+            spec,
+            settings=self.settings,
+            policy=self.policy,
+            namespace=self.namespace,
+            store_label=self.store_label,
+            session_id=session_id,
+            boot_image=boot_image,
+            secret=secret,
         )
-        env = target_env(spec.env, [_remote(p, mappings) for p in spec.pythonpath])
-        home = env["HOME"] if env.get("HOME", "").startswith("/") and env["HOME"] != "/" else HOME
-        env[SECRET_ENV] = secret
-        quantity = {"memory": str(memory_bytes(limits.memory)), "cpu": f"{max(1, limits.nano_cpus // 1_000_000)}m"}
-        suffix = os.urandom(2).hex()
-        name = f"debugrelay-{session_id.replace('_', '-').lower()}-{suffix}"[:63].rstrip("-")
-        labels = {
-            "app.kubernetes.io/name": "debugrelay",
-            "app.kubernetes.io/managed-by": "debugrelay",
-            "app.kubernetes.io/component": "target",
-            MANAGED: "true",
-            SESSION: session_id,
-            STORE: self.store_label,
-        }
-        annotations = {
-            "debugrelay.instance": self.settings.instance_id,
-            "debugrelay.session": session_id,
-            "debugrelay.image": image,
-        }
-        uid, _, gid = user.partition(":")
-        target: dict[str, Any] = {
-            "name": CONTAINER,
-            "image": image,
-            "command": command,
-            "env": [{"name": k, "value": v} for k, v in env.items()],
-            "ports": [{"name": "debug", "containerPort": port, "protocol": "TCP"}],
-            "resources": {"requests": quantity, "limits": quantity},
-            "securityContext": _restricted(user),
-            "volumeMounts": [
-                {"name": "debugrelay-boot", "mountPath": BOOT, "readOnly": True},
-                {"name": "tmp", "mountPath": "/tmp"},
-                {"name": "home", "mountPath": home},
-            ],
-        }
-        if cwd:
-            target["workingDir"] = cwd
-        manifest: dict[str, Any] = {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": name, "namespace": self.namespace, "labels": labels, "annotations": annotations},
-            "spec": {
-                "restartPolicy": "Never",
-                "automountServiceAccountToken": False,
-                "enableServiceLinks": False,
-                "terminationGracePeriodSeconds": 5,
-                "securityContext": {
-                    "runAsNonRoot": uid != "0",
-                    "runAsUser": int(uid),
-                    "runAsGroup": int(gid or uid),
-                    "fsGroup": int(gid or uid),
-                    "seccompProfile": {"type": "RuntimeDefault"},
-                },
-                "initContainers": [
-                    {
-                        "name": "debugrelay-boot",
-                        "image": boot_image,
-                        "command": ["python", "-c", BOOT_COPY, BOOT],
-                        "resources": {
-                            "requests": {"cpu": "100m", "memory": "64Mi"},
-                            "limits": {"cpu": "500m", "memory": "128Mi"},
-                        },
-                        "securityContext": _restricted(user),
-                        "volumeMounts": [{"name": "debugrelay-boot", "mountPath": BOOT}],
-                    }
-                ],
-                "containers": [target],
-                "volumes": [
-                    {"name": "debugrelay-boot", "emptyDir": {"sizeLimit": "128Mi"}},
-                    {"name": "tmp", "emptyDir": {"sizeLimit": "64Mi"}},
-                    {"name": "home", "emptyDir": {"sizeLimit": "16Mi"}},
-                ],
-            },
-        }
-        return manifest, mappings
 
     # -- the rest of a pod's life ----------------------------------------------------------------
 
@@ -556,7 +399,7 @@ class KubernetesLauncher(Launcher):
             mappings=mappings,
             image=str(described.get("image")),
         )
-        target._exit = _exit_code(pod)
+        target._exit = exit_code_of(pod)
         return target
 
     async def remove_orphans(self, keep: set[str]) -> list[str]:
@@ -600,6 +443,7 @@ class KubernetesLauncher(Launcher):
                 hint="Attach to a pod of details.allowed: the relay's Role covers its own namespace only.",
             )
         pod = await asyncio.to_thread(self._get_pod, str(spec.pod))
+        _check_attachable(str(spec.pod), (pod.get("metadata") or {}).get("labels") or {})
         status = pod.get("status") or {}
         if status.get("phase") != "Running" or not status.get("podIP"):
             raise LaunchFailed(
@@ -640,3 +484,22 @@ class KubernetesLauncher(Launcher):
             if client is not None:
                 with contextlib.suppress(Exception):
                     await asyncio.to_thread(client.close)
+
+
+def _check_attachable(name: str, labels: dict[str, str]) -> None:
+    """Refuse attaching to pod ``name`` unless it opted in (the ATTACHABLE label) and is not one of
+    debugrelay's own: attach by pod would otherwise reach every pod and port of the namespace, Redis and
+    the other relays included."""
+    if labels.get(OWN_PODS) == "debugrelay":
+        raise Refused(
+            f"pod {name} is one of debugrelay's own (a relay, its Redis or a target): never attached to",
+            details={"pod": name, "label": f"{OWN_PODS}=debugrelay", "setting": "none"},
+            hint="Attach to a workload's pod; a target the relay launched is driven through its own session.",
+        )
+    if labels.get(ATTACHABLE) != "true":
+        raise Refused(
+            f'pod {name} does not accept debuggers: it lacks the label {ATTACHABLE}="true"',
+            details={"pod": name, "label": f"{ATTACHABLE}=true", "setting": "the pod's labels"},
+            hint=f'Label the workload\'s pod template with {ATTACHABLE}: "true" (kubectl label pod {name} '
+            f"{ATTACHABLE}=true for a running pod) to let the relay attach to it.",
+        )

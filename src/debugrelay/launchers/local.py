@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import functools
 import json
 import logging
 import os
 import random
 import shutil
 import socket
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -18,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import psutil
 
-from debugrelay.dap import KEEPER_FILE, SECRET_ENV, attach_args, keeper_command, new_secret
+from debugrelay.dap import KEEPER_FILE, attach_args, keeper_command, new_secret, secret_pipe
 from debugrelay.errors import LaunchFailed
 from debugrelay.models import LaunchRequest
 
@@ -103,15 +105,25 @@ def wait_gone(procs: list[psutil.Process], timeout: float) -> None:
 
 def find_adapter(port: int) -> int | None:
     """PID of the debugpy adapter serving ``port``: it detaches from the debuggee (its parent is init)."""
-    wanted = str(port)
     for proc in psutil.process_iter(["pid", "cmdline"]):
-        cmd = proc.info.get("cmdline") or []
-        if any("debugpy/adapter" in c or "debugpy.adapter" in c for c in cmd):
-            for i, arg in enumerate(cmd[:-1]):
-                if arg == "--port" and cmd[i + 1] == wanted:
-                    pid: int = proc.info["pid"]
-                    return pid
+        if _adapter_of(proc.info.get("cmdline") or [], port):
+            pid: int = proc.info["pid"]
+            return pid
     return None
+
+
+def serves_port(pid: int, port: int) -> bool:
+    """Whether process ``pid`` is the debugpy adapter serving ``port`` (a recorded adapter PID may be reused)."""
+    try:
+        return _adapter_of(psutil.Process(pid).cmdline(), port)
+    except psutil.Error:
+        return False
+
+
+def _adapter_of(cmd: list[str], port: int) -> bool:
+    if not any("debugpy/adapter" in c or "debugpy.adapter" in c for c in cmd):
+        return False
+    return any(arg == "--port" and cmd[i + 1] == str(port) for i, arg in enumerate(cmd[:-1]))
 
 
 MAX_STATUS_BYTES = 64 * 1024
@@ -221,6 +233,61 @@ class LocalTarget(Target):
         return log_tail(self.log_path, max_bytes)
 
 
+class AttachedTarget(LocalTarget):
+    """A program someone else started, held by a keeper of this relay's (its process is the keeper's):
+    ended by detaching, never killed; its path mappings are the attach's."""
+
+    def __init__(
+        self, proc: asyncio.subprocess.Process, port: int, log_path: Path, *, attached: Target, **kw: Any
+    ) -> None:
+        super().__init__(proc, port, log_path, **kw)
+        self.attached = attached
+
+    def path_mappings(self) -> list[dict[str, str]]:
+        return self.attached.path_mappings()
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "attached_host": self.attached.host, "attached_port": self.attached.port}
+
+    def on_attached(self) -> None:
+        """No adapter of ours to note: debugpy's belongs to the program."""
+
+    async def send_input(self, data: bytes) -> None:
+        del data
+        raise LaunchFailed("an attached program's stdin is its own: the relay cannot write to it")
+
+    async def terminate(self) -> int | None:
+        """Let the program go: the keeper ends (debugpy sees its client leave and the program runs on)."""
+        if self.proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.terminate()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.proc.wait(), 5)
+        if self.proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.kill()
+            await self.proc.wait()
+        return None
+
+
+@functools.lru_cache(maxsize=32)
+def interpreter_version(python: str) -> str | None:
+    """``major.minor`` of an interpreter (asked once per path); None when it cannot be run."""
+    if python == sys.executable:
+        return f"{sys.version_info[0]}.{sys.version_info[1]}"
+    try:
+        done = subprocess.run(
+            [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() or None
+
+
 def private_dir(path: Path) -> Path:
     """``path`` (a folder of the relay's own), readable by this user only: what programs print can be secret."""
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -273,6 +340,9 @@ class LocalLauncher(Launcher):
         if self.pool is not None:
             await self.pool.close()
 
+    def python_version(self, spec: LaunchRequest) -> str | None:
+        return interpreter_version(spec.python or sys.executable)
+
     async def start(self, spec: LaunchRequest, *, session_id: str) -> Target:
         python = spec.python or sys.executable
         if os.sep not in python and shutil.which(python) is None:
@@ -280,7 +350,7 @@ class LocalLauncher(Launcher):
         if os.sep in python and not os.access(python, os.X_OK):
             raise LaunchFailed(f"interpreter '{python}' is not an executable file", details={"python": python})
         cwd = spec.cwd or (str(Path(spec.script).parent) if spec.script else os.getcwd())
-        if not Path(cwd).is_dir():
+        if not os.path.isdir(cwd):
             raise LaunchFailed(f"working directory '{cwd}' does not exist", details={"cwd": cwd})
         env = self._env(spec.env, spec.pythonpath)
         if self.pool is not None:
@@ -292,6 +362,7 @@ class LocalLauncher(Launcher):
         log_path = self.log_dir / f"{session_id}.log"
         status_file = self.log_dir / f"{session_id}.keeper.json"
         status_file.unlink(missing_ok=True)
+        secret_fd = secret_pipe(secret)  # never in an environment: /proc/<pid>/environ is readable to its user
         argv = keeper_command(
             [python],
             listen=f"127.0.0.1:{port}",
@@ -300,8 +371,8 @@ class LocalLauncher(Launcher):
             keeper=str(self.boot_dir / KEEPER_FILE),
             debuggee=[python, *debugpy_args(spec, f"127.0.0.1:{inner}")],
             attach=attach_args([], just_my_code=spec.just_my_code, sub_process=spec.debug_subprocesses),
+            secret_fd=secret_fd,
         )
-        env[SECRET_ENV] = secret  # the keeper takes it out of the debuggee's environment
         with log_path.open("wb") as log:
             try:
                 proc = await asyncio.create_subprocess_exec(
@@ -311,11 +382,46 @@ class LocalLauncher(Launcher):
                     stdin=asyncio.subprocess.PIPE,
                     stdout=log,
                     stderr=log,
+                    pass_fds=(secret_fd,),
                     start_new_session=True,  # survives the relay; ended by PID, never by group
                 )
             except OSError as exc:
                 raise LaunchFailed(f"cannot start '{python}': {exc}", details={"python": python}) from exc
+            finally:
+                os.close(secret_fd)
         return LocalTarget(proc, port, log_path, keeper_secret=secret, inner_port=inner, status_file=status_file)
+
+    async def hold(self, attached: Target, attach: dict[str, Any], *, session_id: str) -> Target | None:
+        port, secret = free_port(), new_secret()
+        log_path = self.log_dir / f"{session_id}.log"
+        status_file = self.log_dir / f"{session_id}.keeper.json"
+        status_file.unlink(missing_ok=True)
+        secret_fd = secret_pipe(secret)
+        argv = keeper_command(
+            [sys.executable],
+            listen=f"127.0.0.1:{port}",
+            connect=f"{attached.host}:{attached.port}",  # the checked address, never the name again
+            status_file=str(status_file),
+            keeper=str(self.boot_dir / KEEPER_FILE),
+            debuggee=[],  # nothing to start: the keeper holds what debugpy serves there
+            attach=attach,
+            secret_fd=secret_fd,
+        )
+        with log_path.open("wb") as log_file:
+            try:
+                proc = await asyncio.create_subprocess_exec(
+                    *argv,
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=log_file,
+                    stderr=log_file,
+                    pass_fds=(secret_fd,),
+                    start_new_session=True,  # survives the relay; ended by PID, never by group
+                )
+            except OSError as exc:
+                raise LaunchFailed(f"cannot start the attach keeper: {exc}") from exc
+            finally:
+                os.close(secret_fd)
+        return AttachedTarget(proc, port, log_path, keeper_secret=secret, status_file=status_file, attached=attached)
 
     def _own_files(self, described: dict[str, Any]) -> dict[str, Any]:
         """``described`` without a log or status file outside this relay's target folder: a stored record is

@@ -12,7 +12,7 @@ import psutil
 from debugrelay.errors import InvalidState
 
 from .base import Target
-from .local import find_adapter, keeper_exit_code, kill_tree, log_tail
+from .local import find_adapter, keeper_exit_code, kill_tree, log_tail, serves_port
 
 
 def _alive(proc: psutil.Process) -> bool:
@@ -54,9 +54,14 @@ class OrphanTarget(Target):
 
     @classmethod
     def find(cls, described: dict[str, Any]) -> OrphanTarget | None:
-        """The process ``described`` names, if it still runs debugpy on that port (a reused PID does not)."""
+        """The process ``described`` names, if it is the one that was started (same start time and user: a
+        reused PID is another process) and still runs debugpy on that port. A description without the
+        start time or the user names nothing."""
         pid, port = described.get("pid"), described.get("port")
+        recorded_start, recorded_uid = described.get("started"), described.get("uid")
         if not isinstance(pid, int) or not isinstance(port, int):
+            return None
+        if not isinstance(recorded_start, int | float) or not isinstance(recorded_uid, int):
             return None
         try:
             proc = psutil.Process(pid)
@@ -64,11 +69,8 @@ class OrphanTarget(Target):
             started, uid = proc.create_time(), proc.uids().real
         except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
             return None
-        recorded_start, recorded_uid = described.get("started"), described.get("uid")
-        if isinstance(recorded_start, int | float) and abs(started - recorded_start) > 0.01:
+        if abs(started - recorded_start) > 0.01 or uid != recorded_uid:
             return None  # the pid was reused: another process
-        if isinstance(recorded_uid, int) and uid != recorded_uid:
-            return None
         listens = any(
             arg == "--listen" and i + 1 < len(cmdline) and cmdline[i + 1].rsplit(":", 1)[-1] == str(port)
             for i, arg in enumerate(cmdline)
@@ -103,10 +105,8 @@ class OrphanTarget(Target):
         adapter = self.adapter_pid or await asyncio.to_thread(find_adapter, self.debugpy_port)
         if _alive(self.proc):
             await asyncio.to_thread(kill_tree, self.proc.pid)
-        if adapter is not None:
-            with contextlib.suppress(psutil.Error):
-                if "debugpy" in " ".join(psutil.Process(adapter).cmdline()):
-                    await asyncio.to_thread(kill_tree, adapter)
+        if adapter is not None and await asyncio.to_thread(serves_port, adapter, self.debugpy_port):
+            await asyncio.to_thread(kill_tree, adapter)
         return keeper_exit_code(self.status_file)
 
     def on_attached(self) -> None:
@@ -118,6 +118,8 @@ class OrphanTarget(Target):
             "adapter_pid": self.adapter_pid,
             "log": str(self.log_path) if self.log_path else None,
         }
+        with contextlib.suppress(psutil.Error):
+            described.update(started=self.proc.create_time(), uid=self.proc.uids().real)
         if self.keeper_secret:
             described.update(debugpy_port=self.debugpy_port, status_file=self.status_file)
         return described

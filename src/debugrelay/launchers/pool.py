@@ -17,7 +17,7 @@ another interpreter or image, environment read at interpreter start-up (``PYTHON
 Containers are pooled per *key*: everything fixed when a container is created (image, interpreter,
 working directory and mounts, limits, user, network). A key is kept warm only after a launch has
 used it (the first launch in a folder is cold; the next ones are warm), at most ``MAX_KEYS`` keys,
-the least recently used dropped first.
+the least recently used dropped first (:mod:`.docker_pool`).
 """
 
 from __future__ import annotations
@@ -32,17 +32,13 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
-from debugrelay.dap import KEEPER_FILE, SECRET_ENV, DapClient, attach_args, keeper_command, new_secret
+from debugrelay.dap import KEEPER_FILE, DapClient, attach_args, keeper_command, new_secret, secret_pipe
 from debugrelay.errors import LaunchFailed, TargetGone
 from debugrelay.models import LaunchRequest
 
-from .docker import DEBUG_PORT, DockerTarget, with_keeper
 from .local import LocalTarget, find_adapter, free_port, kill_tree
-
-if TYPE_CHECKING:
-    from .docker import DockerLauncher
 
 log = logging.getLogger(__name__)
 
@@ -188,7 +184,7 @@ class WarmPool(Generic[T]):
                 if task is not None:
                     task.cancel()
                 for item in items:
-                    self._background(self._discard(item))
+                    self.background(self._discard(item))
         task = self._fillers.get(key)
         if task is None or task.done():
             self._fillers[key] = asyncio.create_task(self._fill(key), name=f"pool-{self.name}-fill")
@@ -202,7 +198,7 @@ class WarmPool(Generic[T]):
             if self._alive(item):
                 found = item
                 break
-            self._background(self._discard(item))
+            self.background(self._discard(item))
         if key in self._ready:
             self.keep_warm(key)
         if found is not None:
@@ -235,7 +231,9 @@ class WarmPool(Generic[T]):
                 return
             self._ready[key].append(item)
 
-    def _background(self, coro: Awaitable[None]) -> None:
+    def background(self, coro: Awaitable[None]) -> None:
+        """Run ``coro`` (ending or setting up an item) without waiting for it; its failure is dropped."""
+
         async def run() -> None:
             with contextlib.suppress(Exception):
                 await coro
@@ -363,6 +361,7 @@ class LocalPool:
         name = f"pool-{os.getpid()}-{next(self._ids)}"
         log_path = self.log_dir / f"{name}.log"
         status_file = self.log_dir / f"{name}.keeper.json"
+        secret_fd = secret_pipe(secret)  # never in an environment: /proc/<pid>/environ is readable to its user
         argv = keeper_command(
             [self.python],
             listen=f"127.0.0.1:{port}",
@@ -371,20 +370,25 @@ class LocalPool:
             keeper=str(self.boot_dir / KEEPER_FILE),
             debuggee=[self.python, "-m", POOL_MODULE, "--listen", f"127.0.0.1:{inner}", *POOL_MARK],
             attach=attach_args([], just_my_code=False),  # the launch's own choice is applied when it is taken
+            secret_fd=secret_fd,
         )
-        with log_path.open("wb") as out:
-            proc = await _started(
-                asyncio.create_subprocess_exec(
-                    *argv,
-                    cwd=str(self.log_dir),
-                    env={**self.env, SECRET_ENV: secret},  # the keeper takes it out of the debuggee's environment
-                    stdin=asyncio.subprocess.PIPE,
-                    stdout=out,
-                    stderr=out,
-                    start_new_session=True,  # like a cold target; it exits by itself when our stdin pipe closes
-                ),
-                lambda p: _end_process(p, inner),
-            )
+        try:
+            with log_path.open("wb") as out:
+                proc = await shielded_start(
+                    asyncio.create_subprocess_exec(
+                        *argv,
+                        cwd=str(self.log_dir),
+                        env=self.env,
+                        stdin=asyncio.subprocess.PIPE,
+                        stdout=out,
+                        stderr=out,
+                        pass_fds=(secret_fd,),
+                        start_new_session=True,  # like a cold target; it exits by itself when our stdin pipe closes
+                    ),
+                    lambda p: _end_process(p, inner),
+                )
+        finally:
+            os.close(secret_fd)
         try:
             client = await connect_initialized(
                 "127.0.0.1",
@@ -425,7 +429,7 @@ class LocalPool:
         await self.pool.close()
 
 
-async def _started(starting: Awaitable[S], end: Callable[[S], Awaitable[None]]) -> S:
+async def shielded_start(starting: Awaitable[S], end: Callable[[S], Awaitable[None]]) -> S:
     """Await something being started; if we are cancelled meanwhile, let it finish and end it (no leaks)."""
     task = asyncio.ensure_future(starting)
     try:
@@ -444,162 +448,3 @@ async def _end_process(proc: asyncio.subprocess.Process, debugpy_port: int) -> N
     adapter = await asyncio.to_thread(find_adapter, debugpy_port)
     if adapter is not None:
         await asyncio.to_thread(kill_tree, adapter)
-
-
-# -- containers -------------------------------------------------------------------------------------
-
-
-class PooledDockerTarget(DockerTarget):
-    """A container that was started warm behind its keeper; its stdin attached and the DAP connection
-    open already."""
-
-    client: DapClient | None = None
-
-    def take_connection(self) -> DapClient | None:
-        client, self.client = self.client, None
-        return client
-
-    def attach_stdin(self) -> None:
-        with self._lock:
-            if self._stdin is None:
-                self._stdin = self.container.attach_socket(params={"stdin": 1, "stream": 1})
-
-    def write_stdin(self, data: bytes) -> None:
-        self.attach_stdin()
-        with self._lock:
-            getattr(self._stdin, "_sock", self._stdin).sendall(data)
-
-    def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "pooled": True}
-
-
-class ContainerPool:
-    """Warm containers per key (image, interpreter, folder and mounts, limits, ...): see the module doc."""
-
-    def __init__(
-        self, launcher: DockerLauncher, size: int, *, launch_timeout: float = 20.0, request_timeout: float = 10.0
-    ) -> None:
-        self.launcher = launcher
-        self.launch_timeout = launch_timeout
-        self.request_timeout = request_timeout
-        self._plans: dict[Hashable, tuple[dict[str, Any], list[tuple[str, str]], bool]] = {}
-        self.pool: WarmPool[PooledDockerTarget] = WarmPool(
-            "docker", size, spawn=self._spawn, alive=self._alive, discard=self._discard, max_keys=MAX_KEYS
-        )
-
-    @staticmethod
-    def key_of(kwargs: dict[str, Any]) -> str:
-        """Everything a container is created with except its command, environment, name and labels."""
-        fixed = {k: v for k, v in kwargs.items() if k not in ("command", "environment", "name", "labels")}
-        fixed["python"] = kwargs["command"][0]
-        return json.dumps(fixed, sort_keys=True, default=str)
-
-    async def acquire(
-        self,
-        spec: LaunchRequest,
-        *,
-        session_id: str,
-        kwargs: dict[str, Any],
-        base_env: dict[str, str],
-        mounts: list[tuple[str, str]],
-        with_debugpy: bool,
-    ) -> PooledDockerTarget | None:
-        """A warm container now running ``spec``, or None (with the reason counted) for a cold start."""
-        reason = cold_reason(spec, base_env, kwargs["environment"])
-        key = self.key_of(kwargs)
-        target = self.pool.take(key) if reason is None else None
-        if target is None:
-            self.pool.note_cold(reason or ("empty" if key in self.pool.warm_keys() else "first_in_folder"))
-            return None
-        line = spec_line(spec, kwargs["working_dir"], base_env, kwargs["environment"])
-        await asyncio.to_thread(target.write_stdin, line)
-        self.pool._background(asyncio.to_thread(_rename, target, session_id))
-        return target
-
-    def keep_warm_for(
-        self,
-        spec: LaunchRequest,
-        *,
-        kwargs: dict[str, Any],
-        base_env: dict[str, str],
-        mounts: list[tuple[str, str]],
-        with_debugpy: bool,
-    ) -> None:
-        """After a cold launch: keep containers like its one warm, if its launches can be pooled."""
-        if cold_reason(spec, base_env, kwargs["environment"]) is not None:
-            return
-        python = kwargs["command"][0]
-        pooled = {
-            **kwargs,
-            "command": [
-                python,
-                "-Xfrozen_modules=off",
-                "-m",
-                POOL_MODULE,
-                "--listen",
-                f"0.0.0.0:{DEBUG_PORT}",
-                *POOL_MARK,
-            ],
-            "environment": base_env,
-            "labels": {**kwargs["labels"], "debugrelay.session": "pool", "debugrelay.pool": "true"},
-        }
-        key = self.key_of(kwargs)
-        self._plans[key] = (pooled, mounts, with_debugpy)
-        self.pool.keep_warm(key)
-
-    async def _spawn(self, key: Hashable) -> PooledDockerTarget:
-        kwargs, mounts, with_debugpy = self._plans[key]
-        secret = new_secret()
-        kwargs = with_keeper({**kwargs, "name": f"debugrelay-pool-{os.urandom(4).hex()}"}, secret)
-        started = await _started(
-            asyncio.to_thread(self.launcher._run, kwargs, mounts, with_debugpy, PooledDockerTarget), _terminate
-        )
-        assert isinstance(started, PooledDockerTarget)
-        target = started
-        target.keeper_secret = secret
-        try:
-            await asyncio.to_thread(target.attach_stdin)
-            target.client = await connect_initialized(
-                target.host,
-                target.port,
-                secret=secret,
-                ended=lambda: target.poll() is not None,
-                within=self.launch_timeout,
-                request_timeout=self.request_timeout,
-                name=f"dap-pool-{target.container.short_id}",
-            )
-        except BaseException:
-            await asyncio.shield(target.terminate())
-            raise
-        return target
-
-    @staticmethod
-    def _alive(target: PooledDockerTarget) -> bool:
-        client = target.client
-        return target.poll() is None and client is not None and not client.closed.is_set()
-
-    @staticmethod
-    async def _discard(target: PooledDockerTarget) -> None:
-        client = target.take_connection()
-        if client is not None:
-            await client.close()
-        await target.terminate()
-
-    def stats(self) -> dict[str, Any]:
-        keys = []
-        for key in self.pool.warm_keys():
-            kwargs = self._plans[key][0] if key in self._plans else {}
-            keys.append({"image": kwargs.get("image"), "cwd": kwargs.get("working_dir"), "ready": self.pool.ready(key)})
-        return {**self.pool.stats(), "keys": keys}
-
-    async def close(self) -> None:
-        await self.pool.close()
-
-
-async def _terminate(target: DockerTarget) -> None:
-    await target.terminate()
-
-
-def _rename(target: DockerTarget, session_id: str) -> None:
-    """Name a handed-out container after its session (relays find a pooled one's session by its name)."""
-    target.container.rename(f"debugrelay-{session_id}-{os.urandom(2).hex()}")

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import sys
 from typing import Any
 
 import psutil
 
+from debugrelay.config import Settings
 from debugrelay.errors import InvalidRequest, LaunchFailed
 from debugrelay.models import AttachSpec
 
+from .attach_policy import check_attach_again, check_attach_host
 from .base import Launcher, Target
 from .local import free_port
 
@@ -21,11 +24,19 @@ class RemoteTarget(Target):
 
     kind = "remote"
 
-    def __init__(self, host: str, port: int, pid: int | None = None, mappings: list[tuple[str, str]] | None = None):
-        self.host = host
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        pid: int | None = None,
+        mappings: list[tuple[str, str]] | None = None,
+        name: str | None = None,
+    ) -> None:
+        self.host = host  # the address connected to: checked, never a name resolved again
         self.port = port
         self.pid = pid
         self.mappings = mappings or []
+        self.name = name if name and name != host else None  # the host name the attach gave, if any
 
     def poll(self) -> int | None:
         if self.pid is not None and not psutil.pid_exists(self.pid):
@@ -42,14 +53,18 @@ class RemoteTarget(Target):
         return [{"localRoot": local, "remoteRoot": remote} for local, remote in self.mappings]
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "path_mappings": [list(m) for m in self.mappings]}
+        described = {**super().describe(), "path_mappings": [list(m) for m in self.mappings]}
+        if self.name:
+            described["name"] = self.name
+        return described
 
     @classmethod
-    async def resolve(cls, spec: AttachSpec) -> RemoteTarget:
-        """Where to connect: ``host:port``, or the debugpy listener of local process ``pid``."""
+    async def resolve(cls, spec: AttachSpec, address: str | None = None) -> RemoteTarget:
+        """Where to connect: ``address`` (``spec.host`` as the attach policy resolved and checked it)
+        and ``port``, or the debugpy listener of local process ``pid``."""
         mappings = [(m.local_root, m.remote_root) for m in spec.path_mappings]
         if spec.port is not None:
-            return cls(spec.host, spec.port, spec.pid, mappings)
+            return cls(address or spec.host, spec.port, spec.pid, mappings, name=spec.host)
         if spec.pid is None:
             raise InvalidRequest(
                 "attach needs 'port' (with 'host') or 'pid'",
@@ -66,6 +81,9 @@ class RemoteLauncher(Launcher):
 
     name = "remote"
 
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings  # with them, a stored address is checked again before it is reached
+
     async def start(self, spec: Any, *, session_id: str) -> Target:
         raise InvalidRequest("remote targets are attached to, not launched", hint="Attach to it instead.")
 
@@ -76,8 +94,24 @@ class RemoteLauncher(Launcher):
             return None
         if isinstance(pid, int) and not psutil.pid_exists(pid):
             return None
+        name = described.get("name")
+        name = name if isinstance(name, str) else host
+        if self.settings is not None:  # a stored record is a claim: the attach policy holds for it too
+            host = (
+                check_attach_again(self.settings, name, host)
+                if _is_address(host)
+                else check_attach_host(self.settings, host)
+            )
         mappings = [(str(m[0]), str(m[1])) for m in described.get("path_mappings") or [] if len(m) == 2]
-        return RemoteTarget(host, port, pid if isinstance(pid, int) else None, mappings)
+        return RemoteTarget(host, port, pid if isinstance(pid, int) else None, mappings, name=name)
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
 
 
 def listening_port(pid: int) -> int | None:

@@ -6,15 +6,14 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from mcp.server.mcpserver.prompts.base import Prompt
-from mcp.server.mcpserver.tools import Tool
-from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from debugrelay.errors import InvalidRequest
 from debugrelay.models import CaptureRequest, SnapshotBounds
-from debugrelay.service import DebugService, policy
+from debugrelay.service import policy
 
-from ._tools import SessionId, _describe, compact_schema, guarded, plain
+from ._stops import plain
+from ._tools import SessionId, ToolGroup, tool
 
 WORKFLOW = """\
 Investigate {problem} in the debugrelay session {session} like a seasoned debugger: hypothesis -> \
@@ -35,15 +34,10 @@ what would contradict it, and did you look? Prefer a fix the evidence supports o
 """
 
 
-class EvidenceTools:
-    """The tools over one backend (the relay in process, or a relay's HTTP API)."""
+class EvidenceTools(ToolGroup):
+    """Evidence about the whole program, kept by the relay: snapshots, patterns, capture points."""
 
-    def __init__(self, backend: DebugService) -> None:
-        self.backend = backend
-
-    async def _sid(self, session_id: str | None) -> str:
-        return await policy.session_or_latest(self.backend, session_id)
-
+    @tool(core=False, marks_unpersisted=False)
     async def debug_snapshot(
         self,
         *,
@@ -59,6 +53,7 @@ class EvidenceTools:
             return plain(await self.backend.snapshot(sid, snapshot_id))
         return plain(await self.backend.take_snapshot(sid, SnapshotBounds()))
 
+    @tool(core=False, marks_unpersisted=False)
     async def debug_analyze(
         self,
         *,
@@ -68,14 +63,15 @@ class EvidenceTools:
         session_id: SessionId = None,
     ) -> dict[str, Any]:
         """Known patterns in snapshots, with evidence and next steps: crash, deadlock, starvation, busy loop,
-        exception storm, stuck task, blocked event loop, leak. A hang: take=1."""
+        exception storm, stuck task, blocked event loop, leak. A hang: take=2."""
         sid = await self._sid(session_id)
         return plain(await self.backend.analyze(sid, snapshot_ids, take=take, interval=interval))
 
+    @tool(core=False, marks_unpersisted=False)
     async def debug_capture(
         self,
         *,
-        file: Annotated[str | None, Field(description="Absolute, or relative to the relay.")] = None,
+        file: Annotated[str | None, Field(description="Absolute, or relative to the launch's folder.")] = None,
         line: Annotated[int | None, Field(description="1-based.", ge=1)] = None,
         expressions: Annotated[list[str] | None, Field(description="Default ['locals'].")] = None,
         condition: Annotated[str | None, Field(description="Record only then.")] = None,
@@ -86,10 +82,10 @@ class EvidenceTools:
         count: Annotated[int, Field(description="Rows.", ge=1, le=1000)] = 100,
         session_id: SessionId = None,
     ) -> dict[str, Any]:
-        """Record expressions at FILE:LINE on each hit without pausing (a row per hit); capture_id reads the
-        rows as a table."""
-        sid = await self._sid(session_id)
+        """Record expressions at FILE:LINE on each hit without pausing (a row per hit), before or during a
+        run; capture_id reads the rows as a table."""
         if capture_id is not None:
+            sid = await self._sid(session_id)
             return plain(await self.backend.capture_table(sid, capture_id, start, count))
         if file is None or line is None:
             raise InvalidRequest(
@@ -97,44 +93,28 @@ class EvidenceTools:
                 details={"file": file, "line": line},
                 hint="debug_capture(file='app.py', line=42, expressions=['x']), then debug_capture(capture_id=...).",
             )
+        sid = await self._sid_or_new(session_id)  # before a launch too, as a breakpoint is set
         request = CaptureRequest(
-            file=policy.absolute(file),
+            file=policy.absolute(file, await policy.session_folder(self.backend, sid)),
             line=line,
             expressions=expressions or ["locals"],
             condition=condition,
             hit_limit=hit_limit,
             expires_in_seconds=expires_in_seconds,
         )
-        return plain(await self.backend.add_capture(sid, request))
+        return {"session_id": sid, **plain(await self.backend.add_capture(sid, request))}
 
+    @tool(read_only=True, core=False)
     async def debug_evidence(
         self,
         evidence_id: Annotated[str, Field(description="ev-... from a snapshot, table or analysis.")],
         *,
         offset: Annotated[int, Field(description="First line.", ge=0)] = 0,
         limit: Annotated[int, Field(description="Lines.", ge=1, le=1000)] = 200,
-        grep: Annotated[str | None, Field(description="Regular expression.")] = None,
+        grep: Annotated[str | None, Field(description="RE2 regex: no backreferences or lookarounds.")] = None,
     ) -> dict[str, Any]:
         """Page (offset, limit) or search (grep) what the relay kept whole."""
         return plain(await self.backend.evidence(evidence_id, offset=offset, limit=limit, grep=grep))
-
-    NAMES = ("debug_snapshot", "debug_analyze", "debug_capture", "debug_evidence")
-    READ_ONLY = frozenset({"debug_evidence"})
-
-    def tools(self) -> list[Tool]:
-        tools = []
-        for name in self.NAMES:
-            body = getattr(self, name)
-            tool = Tool.from_function(
-                guarded(body),
-                name=name,
-                description=_describe(body),
-                annotations=ToolAnnotations(read_only_hint=True) if name in self.READ_ONLY else None,
-                structured_output=False,
-            )
-            tool.parameters = compact_schema(tool.parameters)
-            tools.append(tool)
-        return tools
 
 
 def investigate(problem: str = "the problem", session_id: str = "(the most recent)") -> str:

@@ -18,7 +18,7 @@ from debugrelay.config import Settings, load_settings, normalize_origin
 from debugrelay.service import DebugService, RelayService
 from debugrelay.sessions import SessionManager
 
-from ._tools import build_server
+from ._toolset import build_server
 
 log = logging.getLogger("debugrelay.mcp")
 

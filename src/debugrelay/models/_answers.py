@@ -11,7 +11,19 @@ from typing import Any, Literal
 import msgspec
 
 from ._base import Model
-from ._session import ExceptionInfo, Location, SessionStatus
+from ._http import HttpCallView
+from ._inspection import Autopsy
+from ._launch import LaunchView, PublishedPort
+from ._session import (
+    AttachView,
+    BreakpointSuggestion,
+    ErrorBody,
+    ExceptionInfo,
+    Location,
+    ProcessInfo,
+    SessionStatus,
+    TargetView,
+)
 
 CUT = "<cut:"  # how every cut value says so: never "...", which reads as Python (Ellipsis, a cycle)
 
@@ -21,6 +33,26 @@ def cut_text(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}{CUT} {len(text) - limit} more chars>"
+
+
+def joined_output(lines: list[OutputLine]) -> str:
+    """Output lines as one text, where each stderr line is marked ``[stderr]``."""
+    return "".join(f"[stderr] {e.text}" if e.type == "stderr" else e.text for e in lines)
+
+
+def last_lines(text: str, limit: int) -> tuple[str, bool]:
+    """The last whole lines of ``text`` within ``limit`` characters, and whether any were left out. Never a
+    piece of a line: redaction reads a line from its start (``token=`` and all that follows it), and a
+    line's tail alone would hide less of a secret than the line does."""
+    if len(text) <= limit:
+        return text, False
+    cut = len(text) - limit  # the first character that may be kept
+    if text[cut - 1] == "\n":
+        return text[cut:], True
+    newline = text.find("\n", cut)
+    if newline == -1 or newline == len(text) - 1:
+        return "", True  # the last line alone is longer than the limit
+    return text[newline + 1 :], True
 
 
 def is_cut(text: str) -> bool:
@@ -35,6 +67,34 @@ class ThreadState(Model, kw_only=True):
     thread_id: int
     name: str | None = None
     status: Literal["paused", "running"]
+
+
+class BreakpointRuns(Model, kw_only=True):
+    """A conditional or counted breakpoint whose line ran while the program runs: hits, runs and their rate
+    (null: not known yet), and what slows the program."""
+
+    breakpoint_id: str
+    hit_count: int
+    runs: int
+    runs_per_second: float | None
+    slow: str | None = None
+
+
+class SkipReason(Model, kw_only=True):
+    """Why a saved breakpoint was skipped: a relay error (with details and hint) or data that does not decode."""
+
+    code: str
+    message: str
+    details: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET  # open: the error's own facts
+    hint: str | msgspec.UnsetType = msgspec.UNSET
+
+
+class SkippedBreakpoint(Model, kw_only=True):
+    """A saved breakpoint that could not be set: its place in the saved list (none: it conflicts with one
+    the session has) and why."""
+
+    index: int | None
+    error: SkipReason
 
 
 class Status(Model, kw_only=True):
@@ -52,14 +112,24 @@ class Status(Model, kw_only=True):
     thread_name: str | None = None  # of the stopped thread, when the program has several
     thread_count: int | None = None  # threads of the program, when it has several
     all_threads: list[ThreadState] = msgspec.field(default_factory=list)  # when they changed since the last stop
+    # a program with child processes: which one stopped, how many others wait at a stop of their own, and
+    # the Python processes the debugger does not follow (no breakpoint stops in them)
+    process: int | None = None
+    processes_waiting: int | None = None
+    undebugged: list[ProcessInfo] = msgspec.field(default_factory=list)
+    undebugged_note: str | None = None
     exit_code: int | msgspec.UnsetType | None = msgspec.UNSET  # null is news: ended, code unknown
-    error: dict[str, Any] | None = None
+    error: ErrorBody | None = None
     recovered: bool = False
     warning: str | None = None
     timed_out: bool = False
     message: str | None = None
     autopsy: Autopsy | None = None
     stops_on: str | None = None  # in a launch answer: what will pause the program
+    restarted: str | None = None  # in a launch answer: the session's program that was ended first
+    ready: Literal["listening", "paused", "ended", "timeout"] | None = None  # a launch with ``ready``
+    python: str | None = None  # in a launch answer: the target's Python (major.minor), when known
+    published: list[PublishedPort] = msgspec.field(default_factory=list)  # a service's ports, at these URLs
     # a stop's details, when asked for (locals=true): the source line, the top frame's locals (values cut
     # at 120 characters, "..." says how many more), and each watch expression's value
     code: str | None = None
@@ -67,7 +137,16 @@ class Status(Model, kw_only=True):
     locals_error: str | None = None
     watches: dict[str, str] | None = None
     # still running: the conditional/counted breakpoints' line runs and hits so far, and what slows it
-    breakpoint_runs: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    breakpoint_runs: list[BreakpointRuns] = msgspec.field(default_factory=list)
+    # a request sent to the program (POST .../request): the one this answer is about, and the earlier
+    # ones whose response came since the last answer (a handler that was paused answered)
+    request: HttpCallView | None = None
+    requests: list[HttpCallView] = msgspec.field(default_factory=list)
+    # an answer that says the program ended: what it printed that no answer carried yet (the tail, marked
+    # when cut) and where to go next
+    output: str | None = None
+    output_truncated: str | None = None
+    hint: str | None = None
 
 
 class SessionSummary(Status, kw_only=True):
@@ -84,17 +163,51 @@ class SessionDetail(SessionSummary, kw_only=True):
     timeout_minutes: float
     breakpoints: int
     expires_in_seconds: float | None = None
-    launch: dict[str, Any] | None = None
-    attach: dict[str, Any] | None = None
-    target: dict[str, Any] | None = None
+    launch: LaunchView | None = None
+    attach: AttachView | None = None
+    target: TargetView | None = None
     # whether a paused program stays paused (and events are kept) while no relay runs: a keeper holds it
     survives_relay_restart: bool | None = None
     notes: list[str] = msgspec.field(default_factory=list)
     # set by clone and import
     cloned_from: str | None = None
     breakpoints_set: int | None = None
-    skipped: list[dict[str, Any]] = msgspec.field(default_factory=list)
-    start_error: dict[str, Any] | None = None
+    skipped: list[SkippedBreakpoint] = msgspec.field(default_factory=list)
+    start_error: ErrorBody | None = None
+
+
+class ExportedBreakpoint(Model, kw_only=True):
+    """A breakpoint of an export: as it was asked for (a line breakpoint, enabled, unless it says otherwise)."""
+
+    kind: Literal["line", "function"] | None = None
+    file: str | None = None
+    line: int | None = None
+    function: str | None = None
+    condition: str | None = None
+    hit_condition: str | None = None
+    log_message: str | None = None
+    enabled: bool | None = None
+
+
+class ExportedFilters(Model, kw_only=True):
+    filters: list[str] | None = None
+    exception_types: list[str] | None = None
+
+
+class SessionExport(Model, kw_only=True):
+    """``GET /sessions/{id}/export``: a session's configuration, what was set (``POST /sessions/import`` takes
+    it back as a ``SessionDocument``); environment values masked unless asked for."""
+
+    format: Literal["debugrelay.session/1"]
+    name: str | None = None
+    timeout_minutes: float
+    mode: Literal["launch", "attach"]
+    launch: LaunchView | None = None
+    attach: AttachView | None = None
+    breakpoints: list[ExportedBreakpoint]
+    exception_filters: ExportedFilters | None = None
+    source_session_id: str
+    exported_at: str
 
 
 class SessionList(Model, kw_only=True):
@@ -130,6 +243,7 @@ class OutputPage(Model, kw_only=True):
     has_more: bool
     dropped: int | bool | None = None
     message: str | None = None
+    skipped: int | bool | None = None  # with newest: entries after the cursor left out (true: some)
 
 
 class Cleared(Model, kw_only=True):
@@ -160,7 +274,7 @@ class BreakpointView(Model, kw_only=True):
     pending: bool = False
     message: str | None = None
     actual_line: int | None = None
-    suggestion: dict[str, Any] | None = None
+    suggestion: BreakpointSuggestion | None = None
     never_hit: bool = False
     runs: int = 0
     runs_per_second: float | None = None
@@ -179,13 +293,29 @@ class ExceptionFiltersView(Model, kw_only=True):
 class ProfileApplied(Model, kw_only=True):
     profile: str
     breakpoints: list[BreakpointView]
-    skipped: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    skipped: list[SkippedBreakpoint] = msgspec.field(default_factory=list)
     warning: str | None = None
+
+
+class SavedBreakpoint(Model, kw_only=True):
+    """A breakpoint of a profile: as it was asked for (and the line it was moved to, the runs it counted)."""
+
+    kind: Literal["line", "function"] = "line"
+    file: str | None = None
+    line: int | None = None
+    function: str | None = None
+    condition: str | None = None
+    hit_condition: str | None = None
+    log_message: str | None = None
+    enabled: bool = True
+    actual_line: int | None = None
+    runs: int = 0
+    runs_per_second: float | None = None
 
 
 class Profile(Model, kw_only=True):
     name: str
-    breakpoints: list[dict[str, Any]]
+    breakpoints: list[SavedBreakpoint]
 
 
 class ProfileList(Model, kw_only=True):
@@ -196,181 +326,6 @@ class ProfileSaved(Model, kw_only=True):
     name: str
     breakpoints: int
     replaced: bool
-
-
-# -- inspection --------------------------------------------------------------------------------------
-
-
-class ThreadView(Model, kw_only=True):
-    id: int
-    name: str | None = None
-    state: Literal["stopped", "running"]
-    is_current: bool | None = None
-
-
-class Threads(Model, kw_only=True):
-    threads: list[ThreadView]
-
-
-class FrameView(Model, kw_only=True):
-    id: int
-    name: str | None = None
-    file: str | None = None
-    line: int | None = None
-    source_available: bool | None = None
-    is_external: bool | None = None
-    collapsed: int | None = None  # library frames folded into this entry (it is the first of them)
-    through: str | None = None  # the last folded frame: "ID function file:line"
-    repeated: int | None = None  # a recursion: this many calls of one function folded into this entry
-    arguments: str | None = None  # of a recursion's innermost call (this entry): "n=3, node='a'"
-    last_arguments: str | None = None  # of its outermost call (the `through` frame)
-
-
-class StackTrace(Model, kw_only=True):
-    thread_id: int
-    total_frames: int
-    frames: list[FrameView]
-    post_mortem: str | None = None  # the snapshot this answer comes from, after the program ended
-
-
-class ScopeView(Model, kw_only=True):
-    name: str | None = None
-    reference: int
-
-
-class Scopes(Model, kw_only=True):
-    scopes: list[ScopeView]
-
-
-class Variable(Model, kw_only=True):
-    """One value: its repr (cut with ``truncated``), type, and a reference when it has children."""
-
-    name: str
-    value: str = ""
-    type: str | None = None
-    variable_reference: int | None = None
-    expandable: bool = False
-    index: int | None = None
-    scope: str | None = None
-    length: int | None = None
-    truncated: bool = False
-    repr_error: bool = False
-    circular: bool = False
-    children: list[Variable] | None = None
-    children_total: int | None = None
-    children_truncated: bool = False
-    children_error: str | None = None
-
-
-class VariablesPage(Model, kw_only=True):
-    variables: list[Variable]
-    total: int
-    has_more: bool
-    # pytest's assertion temporaries (@py_assert*, @py_format*) left out: evaluate locals()['@py_assert1']
-    hidden: int | None = None
-
-
-class ChildrenPage(Model, kw_only=True):
-    items: list[Variable]
-    total: int
-    has_more: bool
-    start: int | None = None
-    offset: int | None = None
-
-
-class ScopedVariables(Model, kw_only=True):
-    """A frame's variables by scope, or the children of a path (``expand``)."""
-
-    frame_id: int
-    variables: list[Variable]
-    total: int
-    has_more: bool
-    scope: str | None = None
-    parent: str | None = None
-    type: str | None = None
-    value: str | None = None
-    variable_reference: int | None = None
-    arguments_known: bool | None = None
-    hidden: int | None = None  # pytest's assertion temporaries left out (see VariablesPage)
-    post_mortem: str | None = None  # the snapshot this answer comes from, after the program ended
-
-
-class EvaluateResult(Model, kw_only=True):
-    result: str
-    type: str | None = None
-    variable_reference: int | None = None
-    expandable: bool = False
-    truncated: bool = False
-
-
-class SetVariableResult(Model, kw_only=True):
-    name: str
-    value: str | None = None
-    type: str | None = None
-
-
-class Completion(Model, kw_only=True):
-    label: str | None = None
-    type: str | None = None
-
-
-class Completions(Model, kw_only=True):
-    targets: list[Completion]
-
-
-class SourceText(Model, kw_only=True):
-    path: str
-    start: int
-    end: int
-    total_lines: int
-    content: str
-
-
-class WatchValue(Model, kw_only=True):
-    watch_id: str
-    expression: str
-    available: bool | None = None
-    error: str | None = None
-    result: str | None = None
-    type: str | None = None
-    variable_reference: int | None = None
-    expandable: bool = False
-    truncated: bool = False
-
-
-class Watches(Model, kw_only=True):
-    watches: list[WatchValue]
-
-
-class Autopsy(Model, kw_only=True):
-    """The exception a session is stopped at, with its stack, sources, locals and inner chain."""
-
-    thread_id: int
-    exception: dict[str, Any]
-    frames: list[dict[str, Any]]
-    total_frames: int
-    frames_truncated: bool = False
-    inner_exceptions: list[dict[str, Any]] = msgspec.field(default_factory=list)
-    inner_exceptions_more: int | None = None
-    inner_exceptions_truncated: bool = False
-    partial: bool = False
-    warnings: list[str] = msgspec.field(default_factory=list)
-    post_mortem: str | None = None  # the snapshot this answer comes from, after the program ended
-
-
-class Changes(Model, kw_only=True):
-    """Locals of the top frame that moved since the previous stop in the same frame."""
-
-    changed: list[dict[str, Any]]
-    frame: dict[str, Any] | None = None
-    stop: int | None = None
-    since: dict[str, Any] | None = None
-    first_stop_in_frame: bool = False
-    locals: int | None = None
-    added: list[dict[str, Any]] = msgspec.field(default_factory=list)
-    removed: list[str] = msgspec.field(default_factory=list)
-    unchanged: int | None = None
-    note: str | None = None
 
 
 # -- redaction ---------------------------------------------------------------------------------------
@@ -436,10 +391,61 @@ class ShuttingDown(Model, kw_only=True):
     targets_kept: bool
 
 
+class WarmKey(Model, kw_only=True):
+    """The containers kept warm for one image and working folder (nulls kept: the image's own)."""
+
+    image: str | None
+    cwd: str | None
+    ready: int
+
+
+class PoolStats(Model, kw_only=True):
+    """One launcher's warm pool."""
+
+    size: int
+    ready: int
+    starting: int
+    handed_out: int
+    started: int
+    failed: int
+    cold_starts: dict[str, int]  # launches that started cold, by reason
+    python: str | None = None  # the local pool's interpreter
+    keys: list[WarmKey] | None = None  # the container pool's warm images
+
+
 class Pools(Model, kw_only=True):
     """Warm pools per launcher: ready, starting, handed out, cold starts by reason."""
 
-    pools: dict[str, dict[str, Any]]
+    pools: dict[str, PoolStats]
+
+
+class Replica(Model, kw_only=True):
+    """A relay sharing the store, as it last announced itself."""
+
+    instance_id: str
+    url: str | None
+    pid: int
+    sessions: int
+    started_at: float
+
+
+class Recovery(Model, kw_only=True):
+    """This relay's taking over of the stored sessions as it started: pending, running, or done (when,
+    how long, how many sessions adopted, and in which state they ended up)."""
+
+    state: Literal["pending", "running", "done"]
+    began_at: float | None = None
+    finished_at: float | None = None
+    seconds: float | None = None
+    seconds_since_process_start: float | None = None
+    adopted: int | None = None
+    reattached: int | None = None
+    created: int | None = None
+    launching: int | None = None
+    running: int | None = None
+    paused: int | None = None
+    terminated: int | None = None
+    failed: int | None = None
 
 
 class Cluster(Model, kw_only=True):
@@ -447,7 +453,7 @@ class Cluster(Model, kw_only=True):
 
     store: str
     durable: bool
-    replicas: list[dict[str, Any]]
+    replicas: list[Replica]
     note: str | None = None
     instance_id: str | None = None
     advertise_url: str | None = None
@@ -455,17 +461,17 @@ class Cluster(Model, kw_only=True):
     keep_targets_on_shutdown: bool | None = None
     store_ok: bool | None = None
     sessions_owned: int | None = None
-    recovery: dict[str, Any] | None = None
+    recovery: Recovery | None = None
+
+
+class PeerProof(Model, kw_only=True):
+    """A replica's answer to a challenge: an HMAC of the nonce and its own URL under the replicas' shared key."""
+
+    url: str
+    proof: str
 
 
 # -- errors ------------------------------------------------------------------------------------------
-
-
-class ErrorBody(Model, kw_only=True):
-    code: str
-    message: str
-    details: dict[str, Any]
-    hint: str
 
 
 class ErrorEnvelope(Model, kw_only=True):

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 import msgspec
 
 from ._base import Input, Model
+from ._inspection import AutopsyException
 
 _Frames = Annotated[int, msgspec.Meta(ge=1, le=200)]
 _Depth = Annotated[int, msgspec.Meta(ge=1, le=10)]
@@ -47,10 +48,11 @@ class SnapshotSummary(Model, kw_only=True):
     paused_ms: float | None = None  # how long a running program was paused for the read
     threads: list[ThreadBrief]
     tasks: int = 0
+    # open: what the target's collector could read of its process (rss, fds, gc) and what it cut, by name
     process: dict[str, Any] = msgspec.field(default_factory=dict)
     size_bytes: int = 0
     truncated: dict[str, Any] | None = None
-    exception: dict[str, Any] | None = None  # a post-mortem's exception
+    exception: AutopsyException | None = None  # a post-mortem's exception
 
 
 class SnapshotList(Model, kw_only=True):
@@ -64,7 +66,7 @@ class Snapshot(Model, kw_only=True):
     snapshot_id: str
     session_id: str
     reason: str
-    data: dict[str, Any]
+    data: dict[str, Any]  # open: the collector's document as the target wrote it (paged through the evidence id)
 
 
 class CaptureRequest(Input):
@@ -99,7 +101,7 @@ class CaptureTable(Model, kw_only=True):
 
     capture: CapturePoint
     columns: list[str]
-    rows: list[list[Any]]
+    rows: list[list[Any]]  # open: each expression's value at a hit, as JSON the target made of it
     total: int
     start: int = 0
     has_more: bool = False
@@ -129,7 +131,7 @@ class PatternMatch(Model, kw_only=True):
     confidence: str  # high | medium
     explanation: str
     signals: list[str]
-    evidence: dict[str, Any]
+    evidence: dict[str, Any]  # open: each pattern names the facts of its own case
     next_steps: list[str]
     evidence_ids: list[str]
 

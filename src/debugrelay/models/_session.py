@@ -7,7 +7,7 @@ from typing import Any, Literal
 import msgspec
 
 from ._base import Input, Model
-from ._launch import LaunchRequest, PathMapping
+from ._launch import LaunchRequest, Mappings, PathMapping, PublishedPort
 from .limits import Host, NamespaceName, Pid, PodName, Port
 
 SessionStatus = Literal["created", "launching", "running", "paused", "terminated", "failed"]
@@ -18,6 +18,23 @@ class Location(Model):
     line: int | None = None
     function: str | None = None
     column: int | None = None
+
+
+class ErrorBody(Model, kw_only=True):
+    """An error as an agent hears it: a stable code, the message, the facts it concerns, what to do."""
+
+    code: str
+    message: str
+    details: dict[str, Any]  # open: each error names the facts of its own case (a path, a line, a limit)
+    hint: str
+
+
+class BreakpointSuggestion(Model):
+    """A line that runs, offered for a breakpoint set on one that does not (a blank line, a comment)."""
+
+    line: int
+    content: str
+    text: str
 
 
 class ExceptionInfo(Model):
@@ -50,6 +67,20 @@ class Stop(Model):
     left_by: ExceptionInfo | None = None  # a step that left its frame by an exception: which one
     at: float = 0.0
     seq: int = 0
+    process: int | None = None  # the pid of the process that stopped (a child's, or the program's own)
+
+
+class ProcessInfo(Model):
+    """A process of the session: the program's own (``root``) or one of the Python processes it started."""
+
+    pid: int
+    ppid: int | None = None
+    command: str | None = None
+    root: bool = False
+    debugged: bool = True  # False: it runs without the debugger (child debugging was off)
+    state: Literal["running", "paused", "exited"] = "running"
+    exit_code: int | None = None
+    shown: bool = False  # its stop is the one shown: reads and steps apply to it
 
 
 class BreakpointRecord(Model):
@@ -68,10 +99,17 @@ class BreakpointRecord(Model):
     pending: bool = False
     message: str | None = None
     actual_line: int | None = None
-    suggestion: dict[str, Any] | None = None
+    suggestion: BreakpointSuggestion | None = None
     hit_count: int = 0
     dap_id: int | None = None
     internal: bool = False
+    capture: str | None = None  # the capture point this logpoint records for: not shown as a breakpoint
+
+    @property
+    def shown(self) -> bool:
+        """A breakpoint the agent set (not the entry stop's, not a capture point's logpoint)."""
+        return not self.internal and self.capture is None
+
     # a conditional or counted breakpoint's line runs, as the target reports them while it runs (each run
     # evaluates the condition in the debugger), and their rate over the last report
     runs: int = 0
@@ -96,7 +134,97 @@ class AttachSpec(Input):
     pid: Pid | None = None
     pod: PodName | None = None  # a Kubernetes pod running debugpy (the kubernetes launcher finds its IP)
     namespace: NamespaceName | None = None
-    path_mappings: list[PathMapping] = msgspec.field(default_factory=list)
+    path_mappings: Mappings = msgspec.field(default_factory=list)
+
+
+class AttachView(Model):
+    """A session's attach as shown to clients: what was set. Fields as in :class:`AttachSpec`."""
+
+    host: str | None = None
+    port: int | None = None
+    pid: int | None = None
+    pod: str | None = None
+    namespace: str | None = None
+    path_mappings: list[PathMapping] | None = None
+
+
+class TargetView(Model):
+    """What a relay keeps about a live target to find it again, as shown to clients (what is set)."""
+
+    kind: str  # local | docker | kubernetes | remote
+    host: str | None = None
+    port: int | None = None
+    pid: int | None = None
+    container_id: str | None = None
+    keeper: bool | None = None  # a keeper process holds the paused program while no relay runs
+    image: str | None = None  # docker, kubernetes
+    pod: str | None = None  # kubernetes
+    namespace: str | None = None
+    path_mappings: list[tuple[str, str]] | None = None  # kubernetes, remote: (local root, remote root)
+    name: str | None = None  # remote: the host as the client named it
+    adapter_pid: int | None = None  # local: debugpy's adapter process
+    log: str | None = None
+    started: float | None = None  # local: the process's start time and user, checked before acting on its pid
+    uid: int | None = None
+    debugpy_port: int | None = None  # local, kept: the port debugpy listens on behind the keeper
+    status_file: str | None = None
+    pooled: bool | None = None  # taken from a warm pool
+
+
+class _Described(msgspec.Struct, kw_only=True, omit_defaults=True, tag_field="kind"):
+    """What a relay keeps about a live target to find it again (``Target.describe()``), by kind.
+
+    Stored sealed (debugrelay.trust): a record must decode to the very mapping that was sealed, so a field
+    absent stays absent (UNSET) and a null stays null."""
+
+    host: str | msgspec.UnsetType | None = msgspec.UNSET
+    port: int | msgspec.UnsetType | None = msgspec.UNSET
+    pid: int | msgspec.UnsetType | None = msgspec.UNSET
+    container_id: str | msgspec.UnsetType | None = msgspec.UNSET
+    keeper: bool | msgspec.UnsetType | None = msgspec.UNSET  # a keeper holds the paused program between relays
+    pooled: bool | msgspec.UnsetType | None = msgspec.UNSET  # taken from a warm pool
+
+
+class LocalTargetRecord(_Described, tag="local"):
+    adapter_pid: int | msgspec.UnsetType | None = msgspec.UNSET
+    log: str | msgspec.UnsetType | None = msgspec.UNSET
+    # the process's start time and user, checked before a later relay acts on its pid (a reused pid)
+    started: int | float | msgspec.UnsetType | None = msgspec.UNSET
+    uid: int | msgspec.UnsetType | None = msgspec.UNSET
+    debugpy_port: int | msgspec.UnsetType | None = msgspec.UNSET  # kept: debugpy's own port behind the keeper
+    status_file: str | msgspec.UnsetType | None = msgspec.UNSET
+    # a keeper holding an attached program: where that program's debugpy listens (the keeper's is host:port)
+    attached_host: str | msgspec.UnsetType | None = msgspec.UNSET
+    attached_port: int | msgspec.UnsetType | None = msgspec.UNSET
+
+
+class DockerTargetRecord(_Described, tag="docker"):
+    image: str | msgspec.UnsetType | None = msgspec.UNSET
+    # a keeper container holding an attached program: where that program's debugpy listens, its mappings
+    attached_host: str | msgspec.UnsetType | None = msgspec.UNSET
+    attached_port: int | msgspec.UnsetType | None = msgspec.UNSET
+    path_mappings: list[list[str]] | msgspec.UnsetType = msgspec.UNSET  # (local root, remote root)
+
+
+class KubernetesTargetRecord(_Described, tag="kubernetes"):
+    pod: str | msgspec.UnsetType | None = msgspec.UNSET
+    namespace: str | msgspec.UnsetType | None = msgspec.UNSET
+    image: str | msgspec.UnsetType | None = msgspec.UNSET
+    path_mappings: list[list[str]] | msgspec.UnsetType = msgspec.UNSET  # (local root, remote root)
+
+
+class RemoteTargetRecord(_Described, tag="remote"):
+    path_mappings: list[list[str]] | msgspec.UnsetType = msgspec.UNSET
+    name: str | msgspec.UnsetType | None = msgspec.UNSET  # the host as the client named it
+
+
+TargetRecord = LocalTargetRecord | DockerTargetRecord | KubernetesTargetRecord | RemoteTargetRecord
+
+
+def described(target: TargetRecord) -> dict[str, Any]:
+    """The mapping a target record holds, as the launcher wrote it (``Launcher.recover`` reads it)."""
+    data: dict[str, Any] = msgspec.to_builtins(target)
+    return data
 
 
 class SessionRecord(Model):
@@ -111,11 +239,14 @@ class SessionRecord(Model):
     timeout_minutes: float = 60.0
     launch: LaunchRequest | None = None
     attach: AttachSpec | None = None
-    target: dict[str, Any] | None = None
+    target: TargetRecord | None = None
     keeper_secret: str | None = None  # proves the relay to the target's keeper; never shown
+    # field -> HMAC of ``target`` and ``launch`` under a key the store does not hold (debugrelay.trust): a
+    # relay acts on those fields only when their seal holds; never shown
+    seals: dict[str, str] = msgspec.field(default_factory=dict)
     exit_code: int | None = None
     reason: str | None = None
-    error: dict[str, Any] | None = None
+    error: ErrorBody | None = None
     breakpoints: list[BreakpointRecord] = msgspec.field(default_factory=list)
     exception_filters: ExceptionFilters | None = None
     stop: Stop | None = None
@@ -127,6 +258,11 @@ class SessionRecord(Model):
     owner: str | None = None
     recovered: bool = False
     notes: list[str] = msgspec.field(default_factory=list)
+    processes: list[ProcessInfo] = msgspec.field(default_factory=list)  # the root's children, newest last
+    # the output cursor up to which an answer carried the program's new output (None: from the start); a
+    # run starts it at the end of the previous run's output
+    output_answered: str | None = None
+    published: list[PublishedPort] = msgspec.field(default_factory=list)  # the launch's ports, where they are
 
 
 class OutputEntry(Model):

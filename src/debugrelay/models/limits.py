@@ -20,6 +20,13 @@ MAX_BREAKPOINTS_PER_SESSION = 5_000
 MAX_WATCHES = 100  # watch expressions per session
 MAX_WAITS_PER_SESSION = 16  # long-polls (wait, resume with wait) open at once on one session
 MAX_WAITS = 1_024  # ... and on the whole relay (each holds a connection)
+# a launch: what a command line and an environment can hold (Linux takes 128 KiB per string at most)
+MAX_ARG = 32_768  # characters of one argument, environment value or stdin input given at launch
+MAX_ARGS = 1_024  # arguments, environment variables, stdin inputs
+MAX_PATHS = 64  # entries of pythonpath, mounts and path mappings
+MAX_MODULE = 512  # characters of a module name
+MAX_TEST = 8_192  # characters of a test id (pytest ids carry their parameters)
+MAX_IMAGE = 512  # characters of an image reference
 
 Name = Annotated[str, msgspec.Meta(max_length=MAX_NAME)]
 Expression = Annotated[str, msgspec.Meta(max_length=MAX_EXPRESSION)]
@@ -28,8 +35,15 @@ FunctionName = Annotated[str, msgspec.Meta(max_length=MAX_FUNCTION)]
 TimeoutMinutes = Annotated[float, msgspec.Meta(gt=0, le=MAX_TIMEOUT_MINUTES)]
 InputText = Annotated[str, msgspec.Meta(max_length=MAX_INPUT)]
 Host = Annotated[str, msgspec.Meta(max_length=255)]
+Arg = Annotated[str, msgspec.Meta(max_length=MAX_ARG)]
+EnvName = Annotated[str, msgspec.Meta(min_length=1, max_length=256, pattern=r"^[^=\x00]+$")]
+# dotted names: what `python -m` can run (identifiers are not only ASCII, so no narrower class than this)
+ModuleName = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_MODULE, pattern=r"^[^\s.]+(\.[^\s.]+)*$")]
+TestId = Annotated[str, msgspec.Meta(max_length=MAX_TEST)]
+ImageRef = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_IMAGE)]
+MemorySize = Annotated[str, msgspec.Meta(max_length=32)]
 Port = Annotated[int, msgspec.Meta(ge=1, le=65535)]
-Pid = Annotated[int, msgspec.Meta(ge=1)]
+Pid = Annotated[int, msgspec.Meta(ge=1, le=1 << 22)]  # Linux PID_MAX_LIMIT
 # a dotted class name, as exception breakpoints take it (ASCII, like the check in the breakpoints package)
 EXCEPTION_TYPE = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"
 ExceptionType = Annotated[str, msgspec.Meta(pattern=EXCEPTION_TYPE)]

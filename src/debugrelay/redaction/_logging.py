@@ -7,9 +7,17 @@ import logging
 from ._redactor import Redactor
 from ._table import Placeholders
 
+MAX_LOG_CHARS = 8192  # of one record's message and of its traceback: a request can name a huge value
+
+
+def _bounded(text: str) -> str:
+    if len(text) <= MAX_LOG_CHARS:
+        return text
+    return f"{text[:MAX_LOG_CHARS]}... <cut: {len(text) - MAX_LOG_CHARS} more characters>"
+
 
 class RedactingFilter(logging.Filter):
-    """Replaces secrets in a record's message (placeholders of the log's own table)."""
+    """Replaces secrets in a record's message (placeholders of the log's own table) and bounds its length."""
 
     def __init__(self, redactor: Redactor) -> None:
         super().__init__()
@@ -21,13 +29,13 @@ class RedactingFilter(logging.Filter):
             message = record.getMessage()
         except (TypeError, ValueError):
             return True
-        clean = self.redactor.text(message, self.table, "log")
+        clean = self.redactor.text(_bounded(message), self.table, "log")
         if clean != message:
             record.msg, record.args = clean, None
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
         if record.exc_text:
-            record.exc_text = self.redactor.text(record.exc_text, self.table, "log")
+            record.exc_text = self.redactor.text(_bounded(record.exc_text), self.table, "log")
         self.table.take_pending()  # the log's table is never stored
         return True
 

@@ -8,10 +8,55 @@ from typing import Any, Literal
 
 import msgspec
 
+from debugrelay.models import CUT
+
 from ._rules import BUILTIN_RULES, PLACEHOLDER, Rule, secret_expression, secret_name, trivial
 from ._table import Placeholders
 
 MIN_CHARS = 6  # the shortest text any rule can match (an email such as a@b.io)
+# What one answer has redacted at most: the rules are linear, so this bounds its time (~0.1 s of
+# ordinary output, ~1 s of text made to be slow). Pages of program text hold PAGE_MAX_CHARS, well
+# within it; past it (an answer that pages nothing), strings are cut with a marker, never passed as they are.
+ANSWER_MAX_CHARS = 1024 * 1024
+PAGE_MAX_CHARS = ANSWER_MAX_CHARS // 2
+OFF_LOOP_CHARS = 32 * 1024  # an answer this large is redacted in a worker thread, off the event loop
+_CUT_SEARCH = 1024  # a cut goes back this far to a space or line end, not through a word
+
+
+class Budget:
+    """The characters an answer may still have redacted."""
+
+    def __init__(self, chars: int = ANSWER_MAX_CHARS) -> None:
+        self.chars = self.left = chars
+
+
+def text_size(obj: Any, stop: int) -> int:
+    """The characters of the strings in ``obj`` (Structs, dicts, lists), counted up to ``stop``."""
+    todo = [obj]
+    size = 0
+    while todo and size < stop:
+        item = todo.pop()
+        if isinstance(item, str):
+            size += len(item)
+        elif isinstance(item, msgspec.Struct):
+            todo.extend(getattr(item, f) for f in item.__struct_fields__)
+        elif isinstance(item, dict):
+            todo.extend(item.values())
+        elif isinstance(item, list | tuple):
+            todo.extend(item)
+    return size
+
+
+def _cut(s: str, budget: Budget) -> tuple[str, str]:
+    """``s`` cut where ``budget`` ends, back to a space or line end (a word cut in two could be a secret
+    no rule knows any more: with no space near, nothing of it is kept), and the marker that says so."""
+    keep = budget.left
+    at = max(s.rfind(" ", max(0, keep - _CUT_SEARCH), keep), s.rfind("\n", max(0, keep - _CUT_SEARCH), keep), 0)
+    return s[:at], (
+        f"{CUT} {len(s) - at} more chars: one answer is redacted up to {budget.chars} chars; ask for less, "
+        "e.g. a smaller page>"
+    )
+
 
 # Fields of the relay's own answers that never carry program data: ids, cursors, clocks, enums.
 _OWN_FIELDS = frozenset(
@@ -33,16 +78,21 @@ class Redactor:
 
     # -- text ------------------------------------------------------------------------------------------
 
-    def text(self, s: str, table: Placeholders, where: str) -> str:
-        """``s`` with every secret in it replaced by its placeholder."""
+    def text(self, s: str, table: Placeholders, where: str, budget: Budget | None = None) -> str:
+        """``s`` with every secret in it replaced by its placeholder (and cut where ``budget`` ends)."""
         if len(s) < MIN_CHARS:
             return s
+        marker = ""
+        if budget is not None:
+            if len(s) > budget.left:
+                s, marker = _cut(s, budget)
+            budget.left -= len(s)
         s = table.hide_known(s)
         lowered = s.lower()
         for rule in self.rules:
             if rule.applies(s, lowered):
                 s = self._apply(rule, s, table, where)
-        return s
+        return s + marker
 
     def _apply(self, rule: Rule, s: str, table: Placeholders, where: str) -> str:
         parts: list[str] = []
@@ -57,7 +107,7 @@ class Redactor:
             pos = end
         return "".join(parts) + s[pos:] if parts else s
 
-    def named(self, value: str, table: Placeholders, where: str) -> str:
+    def named(self, value: str, table: Placeholders, where: str, budget: Budget | None = None) -> str:
         """The value of something whose name says secret: the whole value (inside its quotes) is hidden;
         a container's repr is searched like any text (its children carry the name on)."""
         v = value.strip()
@@ -75,7 +125,7 @@ class Redactor:
                 f"{quoted.group(1)}{quoted.group(2)}{table.placeholder(inner, 'secret_name', 'SECRET', where)}{close}"
             )
         if " " in v or v[:1] in "<{[(":
-            return self.text(value, table, where)
+            return self.text(value, table, where, budget)
         return table.placeholder(v, "secret_name", "SECRET", where)
 
     def quoted(self, text: str, table: Placeholders, where: str) -> str:
@@ -84,17 +134,20 @@ class Redactor:
 
     # -- answers ---------------------------------------------------------------------------------------
 
-    def walk(self, obj: Any, table: Placeholders, where: str, *, secret: bool = False) -> Any:
+    def walk(
+        self, obj: Any, table: Placeholders, where: str, *, secret: bool = False, budget: Budget | None = None
+    ) -> Any:
         """``obj`` (Structs, dicts, lists, strings) with every string redacted; a new object where
-        anything changed, the same one where nothing did (answers may share parts with session state)."""
+        anything changed, the same one where nothing did (answers may share parts with session state).
+        With ``budget``, what is past it is cut with a marker."""
         if isinstance(obj, str):
-            return self.named(obj, table, where) if secret else self.text(obj, table, where)
+            return self.named(obj, table, where, budget) if secret else self.text(obj, table, where, budget)
         if isinstance(obj, msgspec.Struct):
-            return self._struct(obj, table, where, secret)
+            return self._struct(obj, table, where, secret, budget)
         if isinstance(obj, dict):
-            return self._dict(obj, table, where, secret)
+            return self._dict(obj, table, where, secret, budget)
         if isinstance(obj, list | tuple):
-            items = [self.walk(x, table, where, secret=secret) for x in obj]
+            items = [self.walk(x, table, where, secret=secret, budget=budget) for x in obj]
             if any(a is not b for a, b in zip(items, obj, strict=True)):
                 return type(obj)(items)
         return obj
@@ -106,7 +159,7 @@ class Redactor:
             return secret_name(name)
         return isinstance(expression, str) and secret_expression(expression)
 
-    def _struct(self, obj: msgspec.Struct, table: Placeholders, where: str, secret: bool) -> Any:
+    def _struct(self, obj: msgspec.Struct, table: Placeholders, where: str, secret: bool, budget: Budget | None) -> Any:
         fields = obj.__struct_fields__
         named = self._named_here(
             getattr(obj, "name", None) if "value" in fields or "children" in fields else None,
@@ -120,12 +173,13 @@ class Redactor:
             value = getattr(obj, field)
             if value is None or isinstance(value, bool | int | float):
                 continue
-            new = self.walk(value, table, where, secret=(named if field in _NAME_FIELDS else secret))
+            inner = named if field in _NAME_FIELDS else secret
+            new = self.walk(value, table, where, secret=inner, budget=budget)
             if new is not value:
                 changes[field] = new
         return msgspec.structs.replace(obj, **changes) if changes else obj
 
-    def _dict(self, obj: dict[Any, Any], table: Placeholders, where: str, secret: bool) -> Any:
+    def _dict(self, obj: dict[Any, Any], table: Placeholders, where: str, secret: bool, budget: Budget | None) -> Any:
         named = (
             self._named_here(obj.get("name"), obj.get("expression"), secret)
             if "name" in obj or "expression" in obj
@@ -138,7 +192,7 @@ class Redactor:
                 out[key] = value
                 continue
             inner = named if key in _NAME_FIELDS else secret or (isinstance(key, str) and secret_name(key))
-            new = self.walk(value, table, where, secret=inner)
+            new = self.walk(value, table, where, secret=inner, budget=budget)
             changed = changed or new is not value
             out[key] = new
         return out if changed else obj

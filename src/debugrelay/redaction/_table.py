@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import threading
 import time
 
 import msgspec
 
+from ._known import KNOWN_MIN_CHARS, KnownSecrets
+
 MAX_PLACEHOLDERS = 10_000  # per session; past it a secret is still hidden, as an unnumbered [PREFIX]
-KNOWN_MIN_CHARS = 6  # a secret this long is hidden wherever it appears again, whatever the context
+
+__all__ = ["KNOWN_MIN_CHARS", "MAX_PLACEHOLDERS", "Entry", "Placeholders"]
 
 
 def _now() -> str:
@@ -26,7 +30,8 @@ class Entry(msgspec.Struct, kw_only=True):
 
 class Placeholders:
     """A session's table: the same value always gets the same placeholder; ``pending`` lists the
-    entries not yet written to the store."""
+    entries not yet written to the store. Safe to share between the event loop and a worker thread
+    that redacts a large answer."""
 
     def __init__(self, entries: list[Entry] | None = None) -> None:
         self.by_value: dict[str, Entry] = {}
@@ -34,8 +39,8 @@ class Placeholders:
         self.counters: dict[str, int] = {}
         self.pending: list[Entry] = []
         self.overflow = 0
-        self._known: list[tuple[str, str]] = []
-        self._known_dirty = False
+        self._known = KnownSecrets()
+        self._lock = threading.RLock()
         for entry in entries or []:
             self._add(entry)
         self.pending.clear()
@@ -44,13 +49,13 @@ class Placeholders:
         return len(self.by_placeholder)
 
     def _add(self, entry: Entry) -> None:
-        self.by_value.setdefault(entry.value, entry)
+        if entry.value not in self.by_value:
+            self.by_value[entry.value] = entry
+            self._known.add(entry.value, entry.placeholder)
         self.by_placeholder[entry.placeholder] = entry
         prefix, _, number = entry.placeholder[1:-1].rpartition("_")
         if number.isdigit():
             self.counters[prefix] = max(self.counters.get(prefix, 0), int(number))
-        if len(entry.value) >= KNOWN_MIN_CHARS:
-            self._known_dirty = True
         self.pending.append(entry)
 
     def placeholder(self, value: str, rule: str, prefix: str, where: str) -> str:
@@ -58,45 +63,35 @@ class Placeholders:
         found = self.by_value.get(value)
         if found is not None:
             return found.placeholder
-        if len(self.by_placeholder) >= MAX_PLACEHOLDERS:
-            self.overflow += 1
-            return f"[{prefix}]"
-        number = self.counters.get(prefix, 0) + 1
-        entry = Entry(placeholder=f"[{prefix}_{number}]", rule=rule, value=value, where=where, at=_now())
-        self._add(entry)
-        return entry.placeholder
-
-    def known(self) -> list[tuple[str, str]]:
-        """The secrets long enough to be hidden anywhere they appear, (value, placeholder), longest first.
-        Looked for one by one with ``str.find`` (a regex alternation of them all, tried at every
-        position, cost 0.3 ms per KiB with 30 secrets known)."""
-        if self._known_dirty:
-            values = sorted((v for v in self.by_value if len(v) >= KNOWN_MIN_CHARS), key=len, reverse=True)
-            self._known = [(v, self.by_value[v].placeholder) for v in values]
-            self._known_dirty = False
-        return self._known
+        with self._lock:
+            found = self.by_value.get(value)
+            if found is not None:
+                return found.placeholder
+            if len(self.by_placeholder) >= MAX_PLACEHOLDERS:
+                self.overflow += 1
+                return f"[{prefix}]"
+            number = self.counters.get(prefix, 0) + 1
+            entry = Entry(placeholder=f"[{prefix}_{number}]", rule=rule, value=value, where=where, at=_now())
+            self._add(entry)
+            return entry.placeholder
 
     def hide_known(self, text: str) -> str:
-        """``text`` with every known secret replaced, where it is not part of a longer word."""
-        for value, placeholder in self.known():
-            at = text.find(value)
-            if at == -1:
-                continue
-            head, tail = value[0].isalnum(), value[-1].isalnum()
-            parts: list[str] = []
-            pos = 0
-            while at != -1:
-                end = at + len(value)
-                if (head and at > 0 and text[at - 1].isalnum()) or (tail and end < len(text) and text[end].isalnum()):
-                    at = text.find(value, at + 1)
-                    continue
-                parts += (text[pos:at], placeholder)
-                pos = end
-                at = text.find(value, end)
-            if parts:
-                text = "".join(parts) + text[pos:]
-        return text
+        """``text`` with every secret seen before (``KNOWN_MIN_CHARS`` or longer), and the common
+        encodings of it, replaced where it is not part of a longer word (see ``_known``)."""
+        with self._lock:
+            return self._known.hide(text)
+
+    def entries(self) -> list[Entry]:
+        """The entries in the order made (a copy: another thread may be adding)."""
+        with self._lock:
+            return list(self.by_placeholder.values())
+
+    def put_back(self, entries: list[Entry]) -> None:
+        """Entries taken but not stored: first in line for the next write."""
+        with self._lock:
+            self.pending[:0] = entries
 
     def take_pending(self) -> list[Entry]:
-        out, self.pending = self.pending, []
-        return out
+        with self._lock:
+            out, self.pending = self.pending, []
+            return out

@@ -8,13 +8,13 @@ a CLI command behaves the same whichever it is given.
 from __future__ import annotations
 
 import abc
-from typing import Any
 
 from debugrelay.models import (
     Analysis,
     AttachSpec,
     Autopsy,
     BreakpointList,
+    BreakpointRequest,
     BreakpointView,
     CaptureList,
     CapturePoint,
@@ -25,8 +25,12 @@ from debugrelay.models import (
     EvaluateResult,
     EvidencePage,
     ExceptionFiltersView,
+    HttpCall,
+    HttpCallView,
     LaunchRequest,
+    ObjectInspection,
     OutputPage,
+    ProcessList,
     Redactions,
     ScopedVariables,
     Scopes,
@@ -43,7 +47,6 @@ from debugrelay.models import (
     Watches,
     WatchValue,
 )
-from debugrelay.sessions import BreakpointRequest
 
 
 class DebugService(abc.ABC):
@@ -82,11 +85,19 @@ class DebugService(abc.ABC):
 
     @abc.abstractmethod
     async def resume(
-        self, session_id: str, command: str, thread_id: int | None = None, wait: float = 0.0, details: bool = False
+        self,
+        session_id: str,
+        command: str,
+        thread_id: int | None = None,
+        wait: float = 0.0,
+        details: bool = False,
+        *,
+        every: bool = False,
     ) -> Status:
         """continue/step-*; waits up to ``wait`` s for the next stop (``timed_out`` when none came).
 
-        ``details``: a stop comes with its source line, locals and watch values (see ``Status``)."""
+        ``details``: a stop comes with its source line, locals and watch values (see ``Status``); ``every``:
+        a continue resumes every paused process of the program, not only the one whose stop is shown."""
 
     @abc.abstractmethod
     async def pause(self, session_id: str) -> Status:
@@ -112,9 +123,20 @@ class DebugService(abc.ABC):
 
     @abc.abstractmethod
     async def output(
-        self, session_id: str, since: str | None = None, limit: int = 200, stream: str | None = None
+        self,
+        session_id: str,
+        since: str | None = None,
+        limit: int = 200,
+        stream: str | None = None,
+        *,
+        newest: bool = False,
     ) -> OutputPage:
-        """Output entries after a cursor."""
+        """Output entries after a cursor: the first ``limit`` of them, or with ``newest`` the last."""
+
+    @abc.abstractmethod
+    async def new_output(self, session_id: str) -> OutputPage:
+        """The run's output that no answer of this session carried yet (the newest of it when there is much),
+        marked as carried: an answer made by any client, through any process, never repeats it."""
 
     @abc.abstractmethod
     async def breakpoints(self, session_id: str) -> BreakpointList:
@@ -137,6 +159,23 @@ class DebugService(abc.ABC):
     @abc.abstractmethod
     async def threads(self, session_id: str) -> Threads:
         """Threads of the target."""
+
+    @abc.abstractmethod
+    async def processes(self, session_id: str) -> ProcessList:
+        """The program's processes: its own and the Python processes it started, debugged or not."""
+
+    @abc.abstractmethod
+    async def request(self, session_id: str, call: HttpCall) -> Status:
+        """Send an HTTP request to the program (a service) from where the relay reaches it; answered with
+        the response, or with the stop the request caused, whichever comes first."""
+
+    @abc.abstractmethod
+    async def request_result(self, session_id: str, request_id: str) -> HttpCallView:
+        """A request sent earlier: pending (its handler is paused, say), answered or failed."""
+
+    @abc.abstractmethod
+    async def show_process(self, session_id: str, pid: int) -> Status:
+        """Show the stop of another paused process: reads and steps apply to it from then on."""
 
     @abc.abstractmethod
     async def stacktrace(
@@ -206,7 +245,7 @@ class DebugService(abc.ABC):
         depth: int = 1,
         frame_index: int = 0,
         thread_id: int | None = None,
-    ) -> dict[str, Any]:
+    ) -> ObjectInspection:
         """An object's fields, expanded to a depth."""
 
     @abc.abstractmethod

@@ -9,6 +9,7 @@ redacted once, by the outermost.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import functools
 import inspect
@@ -21,7 +22,16 @@ import msgspec
 
 from debugrelay.errors import RelayError, SessionNotFound, StoreUnavailable
 from debugrelay.models import RedactionView, SessionList
-from debugrelay.redaction import Entry, Placeholders, Redactor, SubstituteMode, secret_expression
+from debugrelay.redaction import (
+    OFF_LOOP_CHARS,
+    Budget,
+    Entry,
+    Placeholders,
+    Redactor,
+    SubstituteMode,
+    secret_expression,
+    text_size,
+)
 from debugrelay.sessions import SessionManager
 
 from ._wrapping import C, F, wrap_operations
@@ -90,7 +100,7 @@ class RedactionSeam:
                 session_id, {e.placeholder: _entry_encoder.encode(e) for e in pending}
             )
         except StoreUnavailable:
-            table.pending[:0] = pending
+            table.put_back(pending)
 
     def forget(self, session_id: str) -> None:
         self.tables.pop(session_id, None)
@@ -108,9 +118,14 @@ class RedactionSeam:
                 done = [_put_back_fields(item, table, put) for item in items]
                 arguments[name] = done if isinstance(value, list) else done[0]
 
-    def answer(self, answer: Any, table: Placeholders, where: str, arguments: dict[str, Any]) -> Any:
+    async def answer(self, answer: Any, table: Placeholders, where: str, arguments: dict[str, Any]) -> Any:
+        """The answer redacted, up to what one answer may have redacted; a large one in a worker thread,
+        so that the event loop answers others (``/health``) meanwhile."""
         assert self.redactor is not None
-        return self.redactor.walk(answer, table, where, secret=_named_by(arguments))
+        secret, budget = _named_by(arguments), Budget()
+        if text_size(answer, OFF_LOOP_CHARS) < OFF_LOOP_CHARS:
+            return self.redactor.walk(answer, table, where, secret=secret, budget=budget)
+        return await asyncio.to_thread(self.redactor.walk, answer, table, where, secret=secret, budget=budget)
 
     def error(self, exc: RelayError, table: Placeholders, where: str, arguments: dict[str, Any]) -> None:
         """The error's message, details and hint redacted in place (the MCP SDK forwards exception text);
@@ -123,10 +138,7 @@ class RedactionSeam:
         exc.args = (exc.message,)
 
     def view(self, table: Placeholders) -> list[RedactionView]:
-        return [
-            RedactionView(placeholder=e.placeholder, rule=e.rule, where=e.where, at=e.at)
-            for e in table.by_placeholder.values()
-        ]
+        return [RedactionView(placeholder=e.placeholder, rule=e.rule, where=e.where, at=e.at) for e in table.entries()]
 
 
 def _named_by(arguments: dict[str, Any]) -> bool:
@@ -186,7 +198,7 @@ def _wrap(name: str, fn: F) -> F:
             _INSIDE.reset(token)
         if isinstance(answer, SessionList):
             return await _session_list(seam, answer, name)
-        answer = seam.answer(answer, table, name, bound.arguments)
+        answer = await seam.answer(answer, table, name, bound.arguments)
         if name == "delete_session" and isinstance(session_id, str):
             seam.forget(session_id)  # the store forgot its table with the session
         else:

@@ -12,9 +12,13 @@ C = TypeVar("C", bound=type)
 
 
 def wrap_operations(cls: C, wrap: Callable[[str, Any], Any], skip: frozenset[str] = frozenset()) -> C:
-    """Replace each public ``async def`` of ``cls`` (not in ``skip``) by ``wrap(name, method)``."""
-    for name, member in list(vars(cls).items()):
+    """Replace each public ``async def`` of ``cls`` (not in ``skip``) by ``wrap(name, method)``: its own and
+    those of the sections it is made of (``RelayService``'s mixins); an abstract declaration is no operation."""
+    for name in dir(cls):
+        member = inspect.getattr_static(cls, name)
         if name.startswith("_") or name in skip or not inspect.iscoroutinefunction(member):
+            continue
+        if getattr(member, "__isabstractmethod__", False):
             continue
         setattr(cls, name, wrap(name, member))
     return cls

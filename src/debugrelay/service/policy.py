@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from debugrelay.errors import InvalidRequest, SessionNotFound
-from debugrelay.models import BreakpointView, SessionSummary
-from debugrelay.sessions import BreakpointRequest
+from debugrelay.models import BreakpointRequest, BreakpointView, LaunchView, SessionSummary, Status
 
 from ._base import DebugService
 
 RUNNING = ("launching", "running", "paused")
+# a launch's stop_on_exception as the exception breakpoint filters it sets on the session
+EXCEPTION_MODES: dict[str, list[str]] = {"uncaught": ["uncaught"], "raised": ["raised"], "none": []}
 
 
 def parse_location(spec: str, cwd: str | None = None) -> BreakpointRequest:
@@ -39,8 +43,8 @@ def launch_folder(script: str | None, cwd: str | None) -> str | None:
 
 async def session_folder(service: DebugService, session_id: str) -> str | None:
     """Where a relative breakpoint file of a session starts: its launch's folder (see :func:`launch_folder`)."""
-    spec = (await service.session(session_id)).launch or {}
-    return launch_folder(spec.get("script"), spec.get("cwd"))
+    spec = (await service.session(session_id)).launch or LaunchView()
+    return launch_folder(spec.script, spec.cwd)
 
 
 async def latest(service: DebugService) -> SessionSummary | None:
@@ -72,27 +76,113 @@ async def launch_session(service: DebugService, given: str | None, script: str |
 
     ``script`` is compared as an absolute path.
     """
-    sid, _ = await launch_target(service, given, script, module)
-    return sid
+    return (await launch_target(service, given, script, module)).session_id
+
+
+@dataclass
+class LaunchTarget:
+    """Where a launch goes (see :func:`launch_session`) and what that did to the sessions already there."""
+
+    session_id: str
+    reused: bool = False  # the session ran a program before: its breakpoints and settings carry over
+    # the latest session, paused in another program: its program was ended (a launch of another program,
+    # often a fixed copy, replaces it; the session stays and can be launched again)
+    ended: dict[str, Any] | None = None
 
 
 async def launch_target(
     service: DebugService, given: str | None, script: str | None, module: str | None
-) -> tuple[str, bool]:
-    """:func:`launch_session`, and whether the session ran a program before (its breakpoints, exception
-    settings and watches carry over: an answer says so)."""
+) -> LaunchTarget:
+    """:func:`launch_session`, whether the session ran a program before (its breakpoints, exception
+    settings and watches carry over: an answer says so), and the paused session whose program it ended."""
     if given:
-        return given, (await service.status(given)).status != "created"
+        return LaunchTarget(given, reused=(await service.status(given)).status != "created")
     newest = await latest(service)
+    ended = None
     if newest is not None:
         if newest.status == "created":
-            return newest.session_id, False
-        spec = (await service.session(newest.session_id)).launch or {}
-        if (module and spec.get("module") == module) or (script and spec.get("script") == script):
-            if newest.status in RUNNING:
-                await service.terminate(newest.session_id)
-            return newest.session_id, True
-    return (await service.create_session()).session_id, False
+            return LaunchTarget(newest.session_id)
+        launched = (await service.session(newest.session_id)).launch
+        spec = launched or LaunchView()
+        if (module and spec.module == module) or (script and spec.script == script):
+            return LaunchTarget(newest.session_id, reused=True)  # a run still going is ended by the launch
+        if newest.status == "paused" and launched is not None:  # a launched program, never an attached one
+            await service.terminate(newest.session_id)
+            ended = {
+                "session_id": newest.session_id,
+                "program": spec.script or spec.module,
+                "was": "paused",
+                "now": "terminated",
+            }
+    return LaunchTarget((await service.create_session()).session_id, ended=ended)
+
+
+@dataclass
+class PreparedLaunch:
+    """A session readied for a launch: breakpoints and exception modes set, and what its answer says
+    besides the program's first event."""
+
+    session_id: str
+    notes: dict[str, Any] = field(default_factory=dict)
+    checked: list[BreakpointView] = field(default_factory=list)  # the launch's breakpoints, as set
+
+
+async def prepare_launch(
+    service: DebugService,
+    given: str | None,
+    *,
+    script: str | None,
+    module: str | None,
+    breakpoints: list[str],
+    folder: str | None,
+    stop_on_exception: str | None,
+) -> PreparedLaunch:
+    """The session a launch goes to (:func:`launch_target`), with the launch's ``FILE:LINE`` breakpoints
+    (relative to ``folder``) set and checked now, as a breakpoint set on its own is, and its
+    ``stop_on_exception`` (None: unchanged)."""
+    target = await launch_target(service, given, script, module)
+    sid = target.session_id
+    notes: dict[str, Any] = {}
+    if target.reused:
+        notes["reused"] = True
+        carried = (await service.breakpoints(sid)).breakpoints
+        if carried:
+            notes["carried_breakpoints"] = [brief_breakpoint(b) for b in carried]
+    if target.ended is not None:
+        notes["ended_session"] = target.ended
+    checked = (
+        await service.add_breakpoints(sid, [parse_location(b, folder) for b in breakpoints]) if breakpoints else []
+    )
+    if stop_on_exception is not None:  # explicit: replaces what the session had
+        await service.set_exception_breakpoints(sid, EXCEPTION_MODES[stop_on_exception], [])
+    return PreparedLaunch(sid, notes, checked)
+
+
+async def launch_notes(service: DebugService, prepared: PreparedLaunch, launched: Status) -> dict[str, Any]:
+    """What a launch answer says besides the program's first event: the session reused, its program
+    restarted or another session's ended, and the breakpoints that cannot stop the program, each with
+    why and the line it could stop at instead. ``launched``: the launch's own answer."""
+    notes = dict(prepared.notes)
+    if launched.restarted:
+        notes["restarted"] = launched.restarted
+    when_set = {b.breakpoint_id: b for b in prepared.checked}
+    unset = await unset_breakpoints(service, prepared.session_id)
+    if unset:
+        notes["unverified_breakpoints"] = [_unverified(b, when_set.get(b.breakpoint_id)) for b in unset]
+    return notes
+
+
+def _unverified(view: BreakpointView, when_set: BreakpointView | None) -> dict[str, Any]:
+    """A breakpoint that cannot stop: why, and the line it could stop at (as found when it was set, if
+    the program's end left no more)."""
+    out = brief_breakpoint(view)
+    message = view.message or (when_set.message if when_set else None)
+    suggestion = view.suggestion or (when_set.suggestion if when_set else None)
+    if message:
+        out["message"] = message
+    if suggestion:
+        out["suggestion"] = msgspec.to_builtins(suggestion)  # the answer is JSON for every interface
+    return out
 
 
 async def unset_breakpoints(service: DebugService, session_id: str) -> list[BreakpointView]:

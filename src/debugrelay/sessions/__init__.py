@@ -3,13 +3,15 @@
 from . import _watches as watches
 from . import breakpoints
 from ._feed import ChangeFeed
+from ._files import SourceRoots, read_session_file, roots_for
+from ._http import service_address, wait_listening
 from ._leases import OwnerUnavailable
 from ._manager import SessionManager
 from ._session import ACTIVE, CAPTURE_MARK, STEP_COMMANDS, RefMeta, Session, StopHook
 from ._source import MAX_SOURCE_BYTES, read_source
 from ._testruns import stops_on, test_runner
 from ._transfer import SessionDocument, clone, export, import_session
-from ._views import session_view, status_view
+from ._views import process_table, session_view, status_view
 from .breakpoints import BreakpointRequest, BreakpointUpdate
 
 __all__ = [
@@ -25,15 +27,21 @@ __all__ = [
     "Session",
     "SessionDocument",
     "SessionManager",
+    "SourceRoots",
     "StopHook",
     "breakpoints",
     "clone",
     "export",
     "import_session",
+    "process_table",
+    "read_session_file",
     "read_source",
+    "roots_for",
+    "service_address",
     "session_view",
     "status_view",
     "stops_on",
     "test_runner",
+    "wait_listening",
     "watches",
 ]

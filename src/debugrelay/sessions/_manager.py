@@ -16,6 +16,7 @@ from debugrelay.errors import InvalidRequest, SessionNotFound, TooManySessions
 from debugrelay.launchers import Launcher
 from debugrelay.models import AttachSpec, SessionRecord
 from debugrelay.store import StateStore
+from debugrelay.trust import RelayKeys
 
 from ._feed import ChangeFeed
 from ._session import ACTIVE, Session, StopHook
@@ -36,8 +37,11 @@ class SessionManager:
         launchers: dict[str, Launcher],
         *,
         on_stop: StopHook | None = None,
+        keys: RelayKeys | None = None,
     ) -> None:
         self.settings = settings
+        # what this relay seals stored targets with and proves itself to its replicas with
+        self.keys = keys or RelayKeys.for_settings(settings, durable=store.durable)
         self.store = store
         self.launchers = launchers
         self.on_stop = on_stop  # told of every stop of every session (the inspection keeps a stop's locals)
@@ -53,7 +57,12 @@ class SessionManager:
     def new_session(self, record: SessionRecord) -> Session:
         """A Session object for ``record`` (not yet registered here)."""
         session = Session(
-            record, store=self.store, settings=self.settings, launchers=self.launchers, on_stop=self.on_stop
+            record,
+            store=self.store,
+            settings=self.settings,
+            launchers=self.launchers,
+            on_stop=self.on_stop,
+            keys=self.keys,
         )
         session.feed = self.feed
         return session
@@ -65,19 +74,6 @@ class SessionManager:
 
             self.ownership = Ownership(self)
             await self.ownership.start()
-
-    def source_path(self, path: str) -> str:
-        """``path`` if the relay may show that file to a client, else :class:`~debugrelay.errors.Refused`.
-
-        With the local launcher on, a client can run any program as the relay's user anyway; without
-        it (a relay in a container) files are read only inside the workspace roots or Python's library.
-        """
-        from debugrelay.launchers.docker import DockerLauncher
-
-        docker = self.launchers.get("docker")
-        if "local" not in self.launchers and isinstance(docker, DockerLauncher):
-            docker.policy.source(path)
-        return path
 
     async def remove_orphans(self) -> None:
         """Remove targets (containers) whose sessions are in no store: left by a relay that died."""

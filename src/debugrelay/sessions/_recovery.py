@@ -27,9 +27,11 @@ from debugrelay.errors import LaunchFailed, RelayError
 from debugrelay.launchers import Launcher, Target
 from debugrelay.launchers.local import log_tail
 from debugrelay.launchers.remote import RemoteLauncher
-from debugrelay.models import SessionRecord
+from debugrelay.models import ErrorBody, SessionRecord
+from debugrelay.models import described as described_target
 from debugrelay.store import timestamp
 
+from . import _seals as seals
 from . import breakpoints as bps
 from ._session import ACTIVE, Session
 
@@ -61,7 +63,7 @@ def launcher_for(manager: SessionManager, kind: str) -> Launcher | None:
     if launcher is None:
         launcher = next((lc for lc in manager.launchers.values() if lc.name == kind), None)
     if launcher is None and kind == "remote":
-        launcher = RemoteLauncher()
+        launcher = RemoteLauncher(manager.settings)
     return launcher
 
 
@@ -78,6 +80,9 @@ async def adopt(manager: SessionManager, record: SessionRecord) -> Session:
     session = manager.new_session(record)
     record.owner = manager.settings.instance_id
     manager.sessions[record.id] = session
+    unproven = seals.unsealed(manager.keys, record)
+    if unproven:
+        _set_aside(session, unproven)
     try:
         if record.status in ACTIVE:
             await reattach(manager, session)
@@ -97,7 +102,7 @@ async def reattach(manager: SessionManager, session: Session) -> None:
         was_paused = record.status == "paused"
         known = record.stop
         where = _where(record)
-        described: dict[str, Any] = dict(record.target or {})
+        described: dict[str, Any] = described_target(record.target) if record.target is not None else {}
         launcher, target = await _find(manager, session, described)
         if target is None or target.poll() is not None:
             await _ended(session, target, described, launcher is None)
@@ -127,7 +132,9 @@ async def reattach(manager: SessionManager, session: Session) -> None:
                 return
             await _failed(session, exc)
             return
-        record.target = target.describe()
+        session.describe_target(target)
+        if record.launch is not None and record.launch.ports and record.mode == "launch":
+            record.published = await session.ports.open(session, record.launch.ports, record.published)
         record.recovered = True
         if kept:
             what = await _kept(session, hello, was_paused, where)
@@ -150,6 +157,9 @@ async def _find(
         return None, None
     try:
         return launcher, await asyncio.to_thread(launcher.recover, described)
+    except RelayError as exc:  # the launcher's policy refuses what the record names
+        log.warning("session %s: its %s target is not reached again: %s", session.id, kind, exc.message)
+        return launcher, None
     except Exception:
         log.exception("session %s: could not look for its %s target", session.id, kind)
         return launcher, None
@@ -170,6 +180,8 @@ async def _rejoin(session: Session, target: Target, known: Any) -> dict[str, Any
                 raise LaunchFailed(f"the target's keeper does not take the relay back: {message}") from exc
             log.info("session %s: keeper not reached (%s); retrying", session.id, exc)
             await asyncio.sleep(RETRY_DELAY)
+    if hello.get("exit_code") is not None:
+        return hello  # the program ended meanwhile: its last output and its end follow, nothing to set up
     try:
         if not hello.get("configured"):
             client = session.require_client()
@@ -204,9 +216,9 @@ async def _kept(session: Session, hello: dict[str, Any], was_paused: bool, where
         parts.append(f"it was paused{where} and was resumed before the last relay went away")
     if hello.get("queued"):
         parts.append(f"{hello['queued']} event(s) kept meanwhile were replayed")
-    dropped = int(hello.get("dropped_output") or 0)
+    dropped = int(hello.get("dropped_output_chars") or 0)
     if dropped:
-        parts.append(f"{dropped} output event(s) were dropped meanwhile (the keeper keeps a bounded queue)")
+        parts.append(f"{dropped} characters of output were dropped meanwhile (the keeper keeps at most 8 MiB)")
     return "; " + "; ".join(parts) if parts else ""
 
 
@@ -277,20 +289,61 @@ async def _ended(session: Session, target: Target | None, described: dict[str, A
     log.info("session %s: target gone while detached; marked terminated", session.id)
 
 
+def _set_aside(session: Session, fields: list[str]) -> None:
+    """Drop stored fields without this relay's seal: a record is a claim, and one no relay sharing this
+    relay's key wrote (changed in the store, or sealed with another token) is never acted on. A target
+    it named is neither ended, read nor connected to; a launch it named is not started again."""
+    record = session.record
+    stored = described_target(record.target) if record.target is not None else {}
+    claimed = {k: str(v)[:80] for k, v in stored.items() if k in _CLAIM_KEYS and v is not None}
+    what: list[str] = []
+    if "target" in fields:
+        seals.set_target(session.keys, record, None)
+        record.keeper_secret = None
+        what.append(f"its target ({claimed})" if claimed else "its target")
+        if record.status in ACTIVE:
+            record.status = "terminated"
+            record.reason = "target_unverified"
+            record.exit_code = None
+            record.stop = None
+            record.error = ErrorBody(
+                code="target_unverified",
+                message="the stored record of this session's target is not sealed by a relay sharing this "
+                "relay's key: nothing was done to it (not ended, not read, not connected to)",
+                details={"claimed": claimed},
+                hint="Replicas must share DEBUGRELAY_TOKEN; otherwise the state store holds a record no relay "
+                "wrote. Launch the session again, and end a target it really had by hand.",
+            )
+            bps.mark_unhit(record)
+    if "launch" in fields:
+        seals.set_launch(session.keys, record, None)
+        what.append("its launch")
+    record.recovered = True
+    _note(
+        record,
+        f"{timestamp()} relay {session.settings.instance_id} set aside {' and '.join(what)}: not sealed by a relay "
+        "sharing its key (DEBUGRELAY_TOKEN), so not acted on",
+    )
+    log.warning("session %s: stored %s not sealed with this relay's key; not acted on", session.id, ", ".join(fields))
+
+
+_CLAIM_KEYS = ("kind", "pid", "port", "container_id", "pod")
+
+
 async def _failed(session: Session, exc: RelayError) -> None:
     """Still running but debugpy does not take the relay back: failed; terminate/delete still end it."""
     record = session.record
     record.status = "failed"
     record.recovered = True
-    record.error = {
-        "code": "recovery_failed",
-        "message": f"the target still runs but the relay could not re-attach: {exc.message}",
-        "details": {
+    record.error = ErrorBody(
+        code="recovery_failed",
+        message=f"the target still runs but the relay could not re-attach: {exc.message}",
+        details={
             "host": session.target.host if session.target else None,
             "port": session.target.port if session.target else None,
         },
-        "hint": "Restart the session or delete it; both end the old target.",
-    }
+        hint="Restart the session or delete it; both end the old target.",
+    )
     _note(record, f"{timestamp()} re-attach failed: {exc.message}")
     await session.save()
     session.notify()
@@ -329,6 +382,7 @@ async def release(session: Session, *, save: bool) -> bool:
     try:
         kept = session.target is not None and session.target.keeper_secret is not None
         live = await session.drop_connection(disconnect=not kept, final=True) and not kept
+        await session.ports.close()  # the next relay publishes them again
         with contextlib.suppress(RelayError):
             await session.output.flush()
         if session.target is not None:

@@ -8,29 +8,55 @@ from __future__ import annotations
 import ast
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from types import CodeType
+from typing import Protocol
 
 from debugrelay.errors import SyntaxErrorInScript
 
 MAX_SOURCE_BYTES = 8 << 20  # no Python source is larger; /dev/zero is
 
 
-def read_source(path: str) -> str | None:
+def read_source(path: str, exact: bool = False) -> str | None:
     """The text of a regular file of at most MAX_SOURCE_BYTES, else None: a FIFO, a device or a huge
-    file is never opened (one would block the relay, the other grow it without end)."""
+    file is never opened (one would block the relay, the other grow it without end).
+
+    With ``exact``, ``path`` is already resolved (and checked by the caller): the file opened must be the
+    one it names, so a folder swapped for a symlink between the check and the open leads nowhere else.
+    """
     try:
         info = os.stat(path)
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SOURCE_BYTES:
             return None
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_SOURCE_BYTES + 1)
+        flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+        fd = os.open(path, flags | (getattr(os, "O_NOFOLLOW", 0) if exact else 0))
     except (OSError, ValueError):
         return None
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            opened = os.fstat(fd)
+            if not stat.S_ISREG(opened.st_mode) or (exact and not _opened_is(fd, path)):
+                return None
+            data = fh.read(MAX_SOURCE_BYTES + 1)
+        except OSError:
+            return None
     return None if len(data) > MAX_SOURCE_BYTES else data.decode("utf-8", errors="replace")
+
+
+def _opened_is(fd: int, path: str) -> bool:
+    """Whether open file ``fd`` is the file at ``path`` (Linux says so in /proc/self/fd; elsewhere the
+    opened file's device and inode are compared with the path's)."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}") == path
+    except OSError:
+        try:
+            a, b = os.fstat(fd), os.stat(path, follow_symlinks=False)
+        except OSError:
+            return False
+        return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
 
 def check_syntax(path: str) -> None:
@@ -215,8 +241,8 @@ def _functions(tree: ast.Module, path: str, code: frozenset[int]) -> tuple[list[
 
 
 @lru_cache(maxsize=512)
-def _analyze_cached(path: str, mtime: float, size: int) -> SourceInfo | None:
-    source = read_source(path)
+def _analyze_cached(path: str, real: str | None, mtime: float, size: int) -> SourceInfo | None:
+    source = read_source(real, exact=True) if real else read_source(path)
     if source is None:
         return None
     lines = tuple(source.splitlines())
@@ -239,15 +265,16 @@ def _analyze_cached(path: str, mtime: float, size: int) -> SourceInfo | None:
     )
 
 
-def analyze(path: str) -> SourceInfo | None:
-    """Lines, executable lines and functions of ``path`` (cached until it changes); None if unreadable."""
+def analyze(path: str, real: str | None = None) -> SourceInfo | None:
+    """Lines, executable lines and functions of ``path`` (cached until it changes); None if unreadable.
+    ``real``: ``path`` resolved and checked by the caller, the file actually read."""
     try:
-        st = Path(path).stat()
+        st = Path(real or path).stat()
     except OSError:
         return None
-    if not Path(path).is_file():
+    if not os.path.isfile(real or path):
         return None
-    return _analyze_cached(str(path), st.st_mtime_ns, st.st_size)
+    return _analyze_cached(str(path), real, st.st_mtime_ns, st.st_size)
 
 
 def executable_lines(path: str) -> frozenset[int] | None:
@@ -278,7 +305,7 @@ def module_path(module: str, cwd: str | None, extra: list[str] | None = None) ->
     for root in [p for p in [cwd, *(extra or [])] if p]:
         base = Path(root).joinpath(*parts)
         for candidate in (base.with_suffix(".py"), base / "__main__.py", base / "__init__.py"):
-            if candidate.is_file():
+            if os.path.isfile(candidate):  # False for a name too long, as for a missing one
                 return str(candidate)
     return None
 
@@ -329,44 +356,58 @@ def _matches(qualname: str, wanted: str) -> bool:
     return qualname == wanted or qualname.endswith("." + wanted)
 
 
-def find_functions(name: str, roots: list[str], cwd_roots: list[str] | None = None) -> list[FunctionInfo]:
-    """Functions called ``name`` in the files under ``roots``.
+class SourceReader(Protocol):
+    """Reads files only where it allows (a session's folders): ``None`` for a file it does not."""
+
+    def read(self, path: str) -> str | None: ...
+
+    def analyze(self, path: str) -> SourceInfo | None: ...
+
+
+def find_functions(
+    name: str, roots: list[str], cwd_roots: list[str] | None = None, reader: SourceReader | None = None
+) -> list[FunctionInfo]:
+    """Functions called ``name`` in the files under ``roots`` (read through ``reader`` when given).
 
     ``name`` is ``func``, ``Class.method``, ``outer.inner`` or ``package.module:func``; a dotted name
     with no match is also tried as ``package.module.func``. Module paths are searched in
     ``cwd_roots`` (the launch's cwd, its script's folder and PYTHONPATH).
     """
+    read = reader.read if reader is not None else read_source
+    look = reader.analyze if reader is not None else analyze
     wanted = name.replace(".<locals>", "").strip()
     if ":" in wanted:
         module, _, qualname = wanted.partition(":")
-        return _in_module(module, qualname, cwd_roots or roots)
+        return _in_module(module, qualname, cwd_roots or roots, look)
     last = wanted.rsplit(".", 1)[-1]
     found: list[FunctionInfo] = []
     for path in python_files(roots):
-        text = read_source(path)
+        text = read(path)
         if text is None or f"def {last}" not in text:
             continue
-        info = analyze(path)
+        info = look(path)
         if info is not None:
             found.extend(fn for fn in info.functions if _matches(fn.qualname, wanted))
     if found or "." not in wanted:
         return found
     parts = wanted.split(".")
     for cut in range(len(parts) - 1, 0, -1):
-        hits = _in_module(".".join(parts[:cut]), ".".join(parts[cut:]), cwd_roots or roots)
+        hits = _in_module(".".join(parts[:cut]), ".".join(parts[cut:]), cwd_roots or roots, look)
         if hits:
             return hits
     return []
 
 
-def _in_module(module: str, qualname: str, roots: list[str]) -> list[FunctionInfo]:
+def _in_module(
+    module: str, qualname: str, roots: list[str], look: Callable[[str], SourceInfo | None]
+) -> list[FunctionInfo]:
     for root in roots:
         if not os.path.isdir(root):
             continue
         path = module_path(module, root)
         if path is None:
             continue
-        info = analyze(path)
+        info = look(path)
         if info is not None:
             return [fn for fn in info.functions if fn.qualname == qualname]
     return []

@@ -12,6 +12,7 @@ from debugrelay.models.limits import MAX_BREAKPOINTS_PER_REQUEST, ExceptionFilte
 from debugrelay.store import timestamp
 
 from . import breakpoints as bps
+from ._seals import set_launch
 from ._session import Session
 from ._views import MASK
 
@@ -54,7 +55,7 @@ def export(record: SessionRecord, *, reveal_env: bool = False) -> dict[str, Any]
         "name": record.name,
         "timeout_minutes": record.timeout_minutes,
         "mode": record.mode,
-        "breakpoints": [_breakpoint(b) for b in record.breakpoints if not b.internal],
+        "breakpoints": [_breakpoint(b) for b in record.breakpoints if b.shown],
         "source_session_id": record.id,
         "exported_at": timestamp(),
     }
@@ -115,7 +116,7 @@ async def import_session(
     try:
         record = session.record
         record.mode = doc.mode
-        record.launch = doc.launch
+        set_launch(session.keys, record, doc.launch)
         record.attach = doc.attach
         if doc.exception_filters is not None:
             await bps.set_exception_filters(

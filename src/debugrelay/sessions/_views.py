@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from debugrelay.models import LaunchRequest
+from debugrelay.models import LaunchRequest, described
 
 from ._session import Session
 
@@ -68,14 +68,23 @@ def status_view(session: Session, expires_in: float | None = None) -> dict[str, 
                 }
                 for t in stop.threads
             ]
-    elif rec.status in ("terminated", "failed"):
+    if rec.published and rec.status in ("launching", "running", "paused"):
+        out["published"] = [msgspec.to_builtins(p) for p in rec.published]
+    if rec.status in ("terminated", "failed"):
         if rec.reason:
             out["reason"] = rec.reason
+        ran_plain = [p for p in rec.processes if not p.debugged]
+        if ran_plain and any(b.shown for b in rec.breakpoints):
+            # a breakpoint that never stopped may have been in one of these
+            out["undebugged"] = [{"pid": p.pid, "command": p.command} for p in ran_plain[:10]]
+            out["undebugged_note"] = UNDEBUGGED_AFTER
         if rec.exit_code is not None or rec.status == "terminated":
             out["exit_code"] = rec.exit_code
-            out["description"] = killed_by(rec.exit_code)
+            out["description"] = killed_by(rec.exit_code, rec.reason)
         if rec.error:
             out["error"] = rec.error
+    if rec.processes and rec.status in ("running", "paused", "launching"):
+        _processes(session, out)
     if rec.recovered:
         out["recovered"] = True
     if expires_in is not None:
@@ -86,7 +95,67 @@ def status_view(session: Session, expires_in: float | None = None) -> dict[str, 
     return out
 
 
-def killed_by(exit_code: int | None) -> str | None:
+UNDEBUGGED_NOTE = (
+    "these Python processes run without the debugger: no breakpoint stops in them; launch with"
+    " debug_subprocesses true to debug child processes"
+)
+UNDEBUGGED_AFTER = (
+    "these Python processes ran without the debugger: no breakpoint could stop in them; launch with"
+    " debug_subprocesses true to debug child processes"
+)
+
+
+def _processes(session: Session, out: dict[str, Any]) -> None:
+    """A program with children: the stopped process, the stops waiting their turn, the undebugged ones."""
+    procs = session.processes
+    stop = session.record.stop
+    if session.record.status == "paused" and stop is not None and stop.process is not None:
+        out["process"] = stop.process
+    if procs.queued:
+        out["processes_waiting"] = len(procs.queued)
+    undebugged = procs.undebugged()
+    if undebugged:
+        out["undebugged"] = [{"pid": p.pid, "command": p.command} for p in undebugged[:10]]
+        out["undebugged_note"] = UNDEBUGGED_NOTE
+
+
+def process_table(session: Session) -> dict[str, Any]:
+    """The program's processes, its own first: ``{processes, undebugged_note}``."""
+    rec = session.record
+    procs = session.processes
+    stop = rec.stop
+    if rec.status in ("terminated", "failed", "created"):
+        root_state = "exited" if rec.status != "created" else "running"
+    elif (rec.status == "paused" and stop is not None and procs.focus is None) or None in procs.queued:
+        root_state = "paused"
+    else:
+        root_state = "running"
+    command = None
+    if rec.launch is not None:
+        command = " ".join([rec.launch.script or f"-m {rec.launch.module}", *rec.launch.args])[:512]
+    table = procs.table(root_state, command)
+    if rec.status == "paused":
+        shown = procs.focus if procs.focus is not None else procs.root_pid
+        for proc in table:
+            proc.shown = proc.pid == shown
+    if rec.status in ("terminated", "failed"):
+        table[0].exit_code = rec.exit_code
+    out: dict[str, Any] = {"processes": table}
+    if procs.undebugged():
+        out["undebugged_note"] = UNDEBUGGED_NOTE
+    return out
+
+
+# the ends the relay made itself (the session's ``reason``): a signal then says nothing about the program
+_RELAY_ENDED = {
+    "terminated": "as asked",
+    "restarted": "to run it again",
+    "deleted": "with its session",
+    "timeout": "the session timed out",
+}
+
+
+def killed_by(exit_code: int | None, reason: str | None = None) -> str | None:
     """Why a target ended, when a signal ended it: a process's negative code, or a container's 128 + n."""
     if exit_code is None:
         return None
@@ -95,6 +164,8 @@ def killed_by(exit_code: int | None) -> str | None:
         name = signal.Signals(number).name
     except ValueError:
         return None
+    if reason in _RELAY_ENDED:
+        return f"ended by {name}: the relay ended it ({_RELAY_ENDED[reason]})"
     hint = " (killed from outside, or out of memory)" if name == "SIGKILL" else ""
     return f"ended by {name}{hint}"
 
@@ -108,7 +179,7 @@ def session_view(session: Session, expires_in: float | None = None) -> dict[str,
             "mode": rec.mode,
             "created_at": rec.created_at,
             "timeout_minutes": rec.timeout_minutes,
-            "breakpoints": sum(1 for b in rec.breakpoints if not b.internal),
+            "breakpoints": sum(1 for b in rec.breakpoints if b.shown),
         }
     )
     if expires_in is not None:
@@ -118,8 +189,12 @@ def session_view(session: Session, expires_in: float | None = None) -> dict[str,
     if rec.attach is not None:
         out["attach"] = _compact(msgspec.to_builtins(rec.attach))
     if rec.target is not None:
-        out["target"] = {k: v for k, v in rec.target.items() if v is not None}
-        out["survives_relay_restart"] = bool(rec.target.get("keeper"))
+        target = described(rec.target)
+        shown = {k: v for k, v in target.items() if v is not None and not k.startswith("attached_")}
+        if target.get("attached_host"):  # held by a keeper: the program's address, not the keeper's
+            shown.update(host=target["attached_host"], port=target.get("attached_port"))
+        out["target"] = shown
+        out["survives_relay_restart"] = bool(rec.target.keeper)
     if rec.notes:
         out["notes"] = rec.notes
     return {k: v for k, v in out.items() if v is not None or k == "exit_code"}

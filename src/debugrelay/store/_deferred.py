@@ -28,8 +28,6 @@ from .base import Lease, OutputPage, StateStore
 
 log = logging.getLogger(__name__)
 
-PERSISTED_HEADER = "X-Debugrelay-Persisted"
-
 
 @dataclass
 class _Tracking:
@@ -213,8 +211,8 @@ class WriteBehind(StateStore):
             return {}
         return {**await self.inner.get_redactions(session_id), **self._redactions.get(session_id, {})}
 
-    async def read_output(self, session_id: str, since: str | None, limit: int) -> OutputPage:
-        return await self.inner.read_output(session_id, since, limit)
+    async def read_output(self, session_id: str, since: str | None, limit: int, *, newest: bool = False) -> OutputPage:
+        return await self.inner.read_output(session_id, since, limit, newest=newest)
 
     # -- the rest goes straight to the store (the output buffer and the leases retry on their own) ---
 
@@ -222,9 +220,16 @@ class WriteBehind(StateStore):
         await self.inner.save_activity(activity)
 
     async def append_output(
-        self, session_id: str, entries: list[tuple[str, str, float]], batch_id: str | None = None
+        self,
+        session_id: str,
+        entries: list[tuple[str, str, float]],
+        batch_id: str | None = None,
+        seq: int | None = None,
     ) -> None:
-        await self.inner.append_output(session_id, entries, batch_id)
+        await self.inner.append_output(session_id, entries, batch_id, seq)
+
+    async def output_seq(self, session_id: str) -> int:
+        return await self.inner.output_seq(session_id)
 
     async def claim_lease(
         self, session_id: str, owner: str, url: str, ttl: float, *, replace: str | None = None

@@ -11,6 +11,8 @@ from typing import Any
 from debugrelay.errors import InvalidRequest
 from debugrelay.models import BreakpointRecord, OutputEntry, SessionRecord
 
+OUTPUT_BYTES = 8 * 1024 * 1024  # a session's output kept, in UTF-8 bytes (DEBUGRELAY_OUTPUT_BUFFER_BYTES)
+
 
 def bad_cursor(since: str) -> InvalidRequest:
     return InvalidRequest(
@@ -34,6 +36,7 @@ class OutputPage:
     dropped: int = 0
     total: int = 0
     notes: list[str] = field(default_factory=list)
+    skipped: int = 0  # with ``newest``: entries after the cursor left out for newer ones (-1: some)
 
 
 @dataclass(frozen=True)
@@ -85,17 +88,27 @@ class StateStore(abc.ABC):
 
     @abc.abstractmethod
     async def append_output(
-        self, session_id: str, entries: list[tuple[str, str, float]], batch_id: str | None = None
+        self,
+        session_id: str,
+        entries: list[tuple[str, str, float]],
+        batch_id: str | None = None,
+        seq: int | None = None,
     ) -> None:
-        """Append (stream, text, time) entries; the oldest are dropped past the cap.
+        """Append (stream, text, time) entries; the oldest are dropped past the caps.
 
         All or nothing. With a ``batch_id``, appending the same batch again (a retry after an answer
-        was lost) writes nothing: output is never doubled.
+        was lost) writes nothing: output is never doubled. ``seq``: the keeper's number of the last
+        output event in the batch, kept as :meth:`output_seq` (never lowered, not cleared).
         """
 
     @abc.abstractmethod
-    async def read_output(self, session_id: str, since: str | None, limit: int) -> OutputPage:
-        """Entries after cursor ``since`` (from the start when None), at most ``limit``."""
+    async def output_seq(self, session_id: str) -> int:
+        """The keeper's number of the last output event stored for the session (0: none)."""
+
+    @abc.abstractmethod
+    async def read_output(self, session_id: str, since: str | None, limit: int, *, newest: bool = False) -> OutputPage:
+        """Entries after cursor ``since`` (from the start when None), at most ``limit``: the first of them,
+        or with ``newest`` the last (the page then ends the output; ``skipped`` counts those left out)."""
 
     @abc.abstractmethod
     async def clear_output(self, session_id: str) -> None:

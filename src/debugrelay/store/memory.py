@@ -11,23 +11,26 @@ import msgspec
 
 from debugrelay.models import BreakpointRecord, OutputEntry, SessionRecord
 
-from .base import Lease, OutputPage, StateStore, bad_cursor, timestamp
+from .base import OUTPUT_BYTES, Lease, OutputPage, StateStore, bad_cursor, timestamp
 
 
 class _Stream:
-    def __init__(self, cap: int) -> None:
-        self.entries: deque[OutputEntry] = deque(maxlen=cap)
+    def __init__(self) -> None:
+        self.entries: deque[OutputEntry] = deque()
+        self.size = 0  # UTF-8 bytes of the entries' text
         self.seq = itertools.count(1)
         self.dropped = 0
         self.last_batch: str | None = None
+        self.keeper_seq = 0
 
 
 class MemoryStore(StateStore):
     name = "memory"
     durable = False
 
-    def __init__(self, output_cap: int = 10_000) -> None:
+    def __init__(self, output_cap: int = 10_000, output_bytes: int = OUTPUT_BYTES) -> None:
         self.output_cap = output_cap
+        self.output_bytes = output_bytes
         self._sessions: dict[str, bytes] = {}
         self._activity: dict[str, float] = {}
         self._streams: dict[str, _Stream] = {}
@@ -61,20 +64,32 @@ class MemoryStore(StateStore):
         self._activity.update(activity)
 
     async def append_output(
-        self, session_id: str, entries: list[tuple[str, str, float]], batch_id: str | None = None
+        self,
+        session_id: str,
+        entries: list[tuple[str, str, float]],
+        batch_id: str | None = None,
+        seq: int | None = None,
     ) -> None:
-        stream = self._streams.setdefault(session_id, _Stream(self.output_cap))
+        stream = self._streams.setdefault(session_id, _Stream())
         if batch_id is not None and batch_id == stream.last_batch:
             return
         stream.last_batch = batch_id
+        stream.keeper_seq = max(stream.keeper_seq, seq or 0)
         for kind, text, at in entries:
-            if len(stream.entries) == stream.entries.maxlen:
-                stream.dropped += 1
             stream.entries.append(
                 OutputEntry(type=kind, text=text, timestamp=timestamp(at), cursor=str(next(stream.seq)))
             )
+            stream.size += len(text.encode())
+        # the oldest go first, never the newest
+        while len(stream.entries) > 1 and (len(stream.entries) > self.output_cap or stream.size > self.output_bytes):
+            stream.size -= len(stream.entries.popleft().text.encode())
+            stream.dropped += 1
 
-    async def read_output(self, session_id: str, since: str | None, limit: int) -> OutputPage:
+    async def output_seq(self, session_id: str) -> int:
+        stream = self._streams.get(session_id)
+        return stream.keeper_seq if stream is not None else 0
+
+    async def read_output(self, session_id: str, since: str | None, limit: int, *, newest: bool = False) -> OutputPage:
         if since and not since.isdigit():
             raise bad_cursor(since)
         stream = self._streams.get(session_id)
@@ -84,14 +99,17 @@ class MemoryStore(StateStore):
         first = int(stream.entries[0].cursor)
         dropped = max(0, first - after - 1)
         selected = [e for e in stream.entries if int(e.cursor) > after]
-        page = selected[:limit]
+        page = selected[-limit:] if newest else selected[:limit]
         cursor = page[-1].cursor if page else str(max(after, first - 1))
+        if newest:
+            return OutputPage(page, cursor, False, dropped, len(stream.entries), skipped=len(selected) - len(page))
         return OutputPage(page, cursor, len(selected) > limit, dropped, len(stream.entries))
 
     async def clear_output(self, session_id: str) -> None:
         stream = self._streams.get(session_id)
         if stream is not None:
             stream.entries.clear()
+            stream.size = 0
 
     async def add_redactions(self, session_id: str, entries: dict[str, bytes]) -> None:
         self._redactions.setdefault(session_id, {}).update(entries)

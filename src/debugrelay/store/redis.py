@@ -4,7 +4,9 @@ Keys, all under the namespace (``DEBUGRELAY_REDIS_NAMESPACE``, default ``debugre
 
 - ``{ns}:sessions``        hash  session id → SessionRecord JSON
 - ``{ns}:activity``        hash  session id → last activity (unix time; the idle deadline's base)
-- ``{ns}:output:{id}``     stream of output entries, capped (``DEBUGRELAY_OUTPUT_BUFFER_ENTRIES``)
+- ``{ns}:output:{id}``     stream of output entries, capped in entries and bytes (``DEBUGRELAY_OUTPUT_BUFFER_*``);
+                           ``…:output-bytes:{id}`` its size, ``…:output-batch:{id}`` the last batch written,
+                           ``…:output-seq:{id}`` the keeper's number of the last output event stored
 - ``{ns}:lease:{id}``      string ``{"owner", "url"}`` with a TTL: the relay carrying the session on
 - ``{ns}:instance:{id}``   string with a TTL: a relay replica's URL and start time
 - ``{ns}:profiles``        hash  profile name → breakpoint list JSON
@@ -33,14 +35,36 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from debugrelay.errors import StoreUnavailable
 from debugrelay.models import BreakpointRecord, OutputEntry, SessionRecord
 
-from .base import Lease, OutputPage, StateStore, bad_cursor, timestamp
+from .base import OUTPUT_BYTES, Lease, OutputPage, StateStore, bad_cursor, timestamp
 
 log = logging.getLogger(__name__)
+# KEYS: the stream, the last batch's id, the stream's size in bytes, the keeper's last output number;
+# ARGV: batch id, entries cap, bytes cap, that number ('' for none), then (type, text, time) per entry.
+# The oldest entries go until both caps hold, never the newest.
 _APPEND = """
 if ARGV[1] ~= '' and redis.call('GET', KEYS[2]) == ARGV[1] then return 0 end
-for i = 3, #ARGV, 3 do
-  redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[2], '*', 't', ARGV[i], 'x', ARGV[i + 1], 'at', ARGV[i + 2])
+if ARGV[4] ~= '' and tonumber(ARGV[4]) > (tonumber(redis.call('GET', KEYS[4]) or '0') or 0) then
+  redis.call('SET', KEYS[4], ARGV[4])
 end
+local size = 0
+if redis.call('EXISTS', KEYS[1]) == 1 then size = tonumber(redis.call('GET', KEYS[3]) or '0') or 0 end
+for i = 5, #ARGV, 3 do
+  redis.call('XADD', KEYS[1], '*', 't', ARGV[i], 'x', ARGV[i + 1], 'at', ARGV[i + 2])
+  size = size + #ARGV[i + 1]
+end
+local cap, max_bytes = tonumber(ARGV[2]), tonumber(ARGV[3])
+local n = redis.call('XLEN', KEYS[1])
+while n > 1 and (n > cap or size > max_bytes) do
+  local oldest = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', 1)[1]
+  local fields = oldest[2]
+  for j = 1, #fields, 2 do
+    if fields[j] == 'x' then size = size - #fields[j + 1] end
+  end
+  redis.call('XDEL', KEYS[1], oldest[1])
+  n = n - 1
+end
+if size < 0 then size = 0 end
+redis.call('SET', KEYS[3], size)
 if ARGV[1] ~= '' then redis.call('SET', KEYS[2], ARGV[1]) end
 return 1
 """
@@ -102,10 +126,18 @@ class RedisStore(StateStore):
     name = "redis"
     durable = True
 
-    def __init__(self, client: Redis, *, namespace: str = "debugrelay", output_cap: int = 10_000) -> None:
+    def __init__(
+        self,
+        client: Redis,
+        *,
+        namespace: str = "debugrelay",
+        output_cap: int = 10_000,
+        output_bytes: int = OUTPUT_BYTES,
+    ) -> None:
         self.client = client
         self.ns = namespace
         self.output_cap = output_cap
+        self.output_bytes = output_bytes
         self._warned: set[str] = set()
         self._claim = client.register_script(_CLAIM)
         self._renew = client.register_script(_RENEW)
@@ -238,7 +270,9 @@ class RedisStore(StateStore):
                 pipe.hdel(self._key("activity"), session_id)
                 pipe.delete(
                     self._key("output", session_id),
-                    self._key("output-dropped", session_id),
+                    self._key("output-batch", session_id),
+                    self._key("output-bytes", session_id),
+                    self._key("output-seq", session_id),
                     self._key("lease", session_id),
                     self._key("redactions", session_id),
                 )
@@ -254,17 +288,23 @@ class RedisStore(StateStore):
     # -- output ----------------------------------------------------------------------------
 
     async def append_output(
-        self, session_id: str, entries: list[tuple[str, str, float]], batch_id: str | None = None
+        self,
+        session_id: str,
+        entries: list[tuple[str, str, float]],
+        batch_id: str | None = None,
+        seq: int | None = None,
     ) -> None:
         key = self._key("output", session_id)
         marker = self._key("output-batch", session_id)
-        args: list[str | int] = [batch_id or "", self.output_cap]
+        size = self._key("output-bytes", session_id)
+        keeper_seq = self._key("output-seq", session_id)
+        args: list[str | int] = [batch_id or "", self.output_cap, self.output_bytes, "" if seq is None else seq]
         for kind, text, at in entries:
             args += [kind, text, repr(at)]
 
         async def run() -> None:
             # one script: Redis runs it whole or not at all, and a batch already written is skipped
-            await self.client.eval(_APPEND, 2, key, marker, *args)
+            await self.client.eval(_APPEND, 4, key, marker, size, keeper_seq, *args)
 
         try:
             await self._call(run)
@@ -275,7 +315,14 @@ class RedisStore(StateStore):
             log.warning("output key %s held another type: moved to %s", key, aside)
             await self._call(run)
 
-    async def read_output(self, session_id: str, since: str | None, limit: int) -> OutputPage:
+    async def output_seq(self, session_id: str) -> int:
+        raw = await self._call(lambda: self.client.get(self._key("output-seq", session_id)))
+        try:
+            return max(0, int(raw or 0))
+        except ValueError:
+            return 0  # not a number: not written by a relay, read as none
+
+    async def read_output(self, session_id: str, since: str | None, limit: int, *, newest: bool = False) -> OutputPage:
         if since and not _CURSOR.match(since):
             raise bad_cursor(since)
         key = self._key("output", session_id)
@@ -283,7 +330,10 @@ class RedisStore(StateStore):
 
         async def run() -> tuple[list[Any], int, Any]:
             async with self.client.pipeline(transaction=False) as pipe:
-                pipe.xrange(key, min=start, max="+", count=limit + 1)
+                if newest:  # the last ones after the cursor, newest first
+                    pipe.xrevrange(key, max="+", min=start, count=limit + 1)
+                else:
+                    pipe.xrange(key, min=start, max="+", count=limit + 1)
                 pipe.xlen(key)
                 pipe.xrange(key, min="-", max="+", count=1)
                 rows, total, first = await pipe.execute()
@@ -296,6 +346,10 @@ class RedisStore(StateStore):
                 raise
             self._warn_once(f"output:{key}", "output key %s is not a stream: skipped", key)
             return OutputPage([], since or "0", False, notes=["the stored output could not be read"])
+        skipped = 0
+        if newest:
+            skipped = -1 if len(rows) > limit else 0
+            rows = list(reversed(rows[:limit]))
         entries = []
         for entry_id, fields in rows[:limit]:
             try:
@@ -313,10 +367,14 @@ class RedisStore(StateStore):
         if first and since and since != "0" and _id_lt(since, first[0][0].decode()):
             dropped = -1  # some entries after the cursor were dropped; the count is not kept
         cursor = rows[:limit][-1][0].decode() if rows[:limit] else (since or "0")
+        if newest:
+            return OutputPage(entries, cursor, False, dropped, total, skipped=skipped)
         return OutputPage(entries, cursor, len(rows) > limit, dropped, total)
 
     async def clear_output(self, session_id: str) -> None:
-        await self._call(lambda: self.client.delete(self._key("output", session_id)))
+        await self._call(
+            lambda: self.client.delete(self._key("output", session_id), self._key("output-bytes", session_id))
+        )
 
     # -- redaction placeholders ------------------------------------------------------------
 

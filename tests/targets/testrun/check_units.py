@@ -8,6 +8,10 @@ class CartTest(unittest.TestCase):
         with self.assertRaises(KeyError):
             {}["missing"]
 
+    @unittest.expectedFailure
+    def test_known_bug(self):
+        self.assertEqual(1, 2)
+
     @unittest.skip("not today")
     def test_skipped(self):
         raise AssertionError("never runs")

@@ -85,25 +85,55 @@
     if (atEnd || data.reset) out.scrollTop = out.scrollHeight;
   }
 
+  // The browser reconnects a stream that ended by itself (retry: 1 s). A stream the relay refused (429:
+  // too many open, 401: the view session ended) closes for good: this page retries, waiting longer each
+  // time, and shows the sign-in again once the view session is gone.
   var conn = document.getElementById("conn");
-  if (body.dataset.events) {
-    var source = new EventSource(body.dataset.events);
-    source.onopen = function () { conn.textContent = "live"; conn.className = "conn on"; };
-    source.onerror = function () { conn.textContent = "reconnecting…"; conn.className = "conn off"; };
-    source.onmessage = function (m) {
-      var data = JSON.parse(m.data);
-      var live = document.getElementById("live");
-      if (data.html !== undefined && live) {
-        live.innerHTML = data.html;
-        reopen(live);
-        scrollToCurrent();
-      }
-      if (data.out !== undefined) appendOutput(data);
-      if (data.gone) source.close();
-      markUnseen();
-      refreshAges();
-      body.dataset.updates = String(parseInt(body.dataset.updates || "0", 10) + 1);
+  var source = null;
+  var backoff = 2000;
+  var BACKOFF_MAX = 60000;
+  function onMessage(m) {
+    var data = JSON.parse(m.data);
+    var live = document.getElementById("live");
+    if (data.html !== undefined && live) {
+      live.innerHTML = data.html;
+      reopen(live);
+      scrollToCurrent();
+    }
+    if (data.out !== undefined) appendOutput(data);
+    if (data.gone) source.close();
+    markUnseen();
+    refreshAges();
+    body.dataset.updates = String(parseInt(body.dataset.updates || "0", 10) + 1);
+  }
+  function retryLater() {
+    var wait = backoff * (0.75 + Math.random() / 2);
+    backoff = Math.min(backoff * 2, BACKOFF_MAX);
+    body.dataset.retries = String(parseInt(body.dataset.retries || "0", 10) + 1);
+    setTimeout(function () {
+      fetch(location.href, {credentials: "same-origin", cache: "no-store"})
+        .then(function (r) { if (r.status === 401) location.reload(); else connect(); })
+        .catch(retryLater);
+    }, wait);
+  }
+  function connect() {
+    source = new EventSource(body.dataset.events);
+    source.onopen = function () { backoff = 2000; conn.textContent = "live"; conn.className = "conn on"; };
+    source.onerror = function () {
+      conn.textContent = "reconnecting…"; conn.className = "conn off";
+      if (source.readyState === EventSource.CLOSED) retryLater();
     };
+    source.onmessage = onMessage;
+  }
+  if (body.dataset.events) connect();
+
+  var signout = document.getElementById("signout");
+  if (signout) {
+    signout.addEventListener("click", function () {
+      if (source) source.close();
+      fetch("/ui/logout", {method: "POST", credentials: "same-origin"})
+        .then(function () { location.reload(); });
+    });
   }
   scrollToCurrent();
   markUnseen();

@@ -6,16 +6,15 @@ source itself, resolves function names to lines, counts hit conditions in the ta
 failing condition into a stop with a note, so the agent hears the truth.
 """
 
+from debugrelay.models import BreakpointRequest, BreakpointUpdate, SourceRef
+
 from ._checks import resolve_function, search_roots, verify_locally
 from ._common import EXCEPTION_FILTERS, NEVER_HIT, PENDING_FILE, PENDING_FUNCTION, BreakpointExists, BreakpointState
 from ._exceptions import apply_exception_filters, exception_wanted, set_exception_filters, type_matches
 from ._launch import drop_entry, entry_breakpoint, prepare_launch
-from ._operations import add, find, listing, never_hit, remove, update, view
+from ._operations import add, drop_captures, find, listing, never_hit, remove, update, view
 from ._profiles import apply_saved, profile_entry, requests_from_saved
 from ._requests import (
-    BreakpointRequest,
-    BreakpointUpdate,
-    SourceRef,
     check_log_message,
     compile_expression,
     decode_requests,
@@ -54,6 +53,7 @@ __all__ = [
     "check_log_message",
     "compile_expression",
     "decode_requests",
+    "drop_captures",
     "drop_entry",
     "entry_breakpoint",
     "exception_wanted",

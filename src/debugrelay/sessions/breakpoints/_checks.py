@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from debugrelay.errors import InvalidLine
-from debugrelay.models import BreakpointRecord, SessionRecord
+from debugrelay.models import BreakpointRecord, BreakpointSuggestion, SessionRecord
 
-from .._source import SourceInfo, analyze, find_functions, module_path
-from ._common import PENDING_FILE, PENDING_FUNCTION
+from .._source import SourceInfo, find_functions, module_path
+from ._common import PENDING_FILE, PENDING_FUNCTION, UNCHECKED_FILE
 
 if TYPE_CHECKING:
-    pass
+    from .._files import SourceRoots
 
 
 def _describe(info: SourceInfo, line: int) -> str:
@@ -30,12 +30,16 @@ def _describe(info: SourceInfo, line: int) -> str:
     return "the line has no code that runs (e.g. a continuation line, or code Python drops as unreachable)"
 
 
-def verify_locally(bp: BreakpointRecord) -> None:
-    """Decide from the source whether a line breakpoint can hit; raise InvalidLine past the end."""
+def verify_locally(bp: BreakpointRecord, roots: SourceRoots) -> None:
+    """Decide from the source whether a line breakpoint can hit; raise InvalidLine past the end. A file
+    outside ``roots`` is not read: debugpy checks the line in the program instead."""
     if bp.kind != "line" or bp.file is None or bp.line is None:
         return
-    info = analyze(bp.file)
     bp.suggestion, bp.actual_line = None, None
+    if roots.resolve(bp.file) is None:
+        bp.verified, bp.pending, bp.message = True, False, UNCHECKED_FILE
+        return
+    info = roots.analyze(bp.file)
     if info is None:
         bp.verified, bp.pending, bp.message = False, True, PENDING_FILE
         return
@@ -67,15 +71,15 @@ def verify_locally(bp: BreakpointRecord) -> None:
         bp.suggestion = _suggestion(info, nxt)
 
 
-def _suggestion(info: SourceInfo, line: int) -> dict[str, Any]:
+def _suggestion(info: SourceInfo, line: int) -> BreakpointSuggestion:
     content = info.lines[line - 1].strip()
-    return {"line": line, "content": content, "text": f"Try line {line} which contains: '{content}'"}
+    return BreakpointSuggestion(line=line, content=content, text=f"Try line {line} which contains: '{content}'")
 
 
-def recheck(bp: BreakpointRecord) -> None:
+def recheck(bp: BreakpointRecord, roots: SourceRoots) -> None:
     """verify_locally for a breakpoint already set: a line now past the end is reported, not raised."""
     try:
-        verify_locally(bp)
+        verify_locally(bp, roots)
     except InvalidLine as exc:
         bp.verified, bp.pending = False, False
         bp.message = exc.message
@@ -106,24 +110,24 @@ def _unique(items: list[str]) -> list[str]:
     return list(dict.fromkeys(os.path.normpath(i) for i in items if i))
 
 
-def resolve_function(record: SessionRecord, bp: BreakpointRecord) -> None:
+def resolve_function(record: SessionRecord, bp: BreakpointRecord, roots: SourceRoots) -> None:
     """Turn a function breakpoint into a line breakpoint on the function's first body line.
 
     debugpy matches function breakpoints by bare ``co_name`` only (a qualified name never hits),
     so the relay finds the function in the source with ``ast`` and breaks on its first line.
     """
     name = bp.function or ""
-    roots = search_roots(record)
+    folders = search_roots(record)
     bp.suggestion, bp.actual_line = None, None
-    if roots is None:
+    if folders is None:
         bp.file, bp.line, bp.verified, bp.pending, bp.message = None, None, False, True, PENDING_FUNCTION
         return
     bp.pending = False
-    files, module_roots = roots
-    found = [f for f in find_functions(name, files, module_roots) if f.body_line is not None]
+    files, module_roots = (roots.allowed(group) for group in folders)  # searched only where files are read
+    found = [f for f in find_functions(name, files, module_roots, roots) if f.body_line is not None]
     if not found:
         bp.file, bp.line, bp.verified = None, None, False
-        where = ", ".join(files[:4]) + (" ..." if len(files) > 4 else "")
+        where = ", ".join(files[:4]) + (" ..." if len(files) > 4 else "") or "no folder this relay reads sources from"
         bp.message = f"No function '{name}' found in {where}."
         if "." not in name and ":" not in name:
             bp.message += (

@@ -24,6 +24,10 @@ NEVER_HIT = "Verified, but never hit during the run."
 RUNS_MARKER = "\x1edebugrelay-runs "
 HOT_RUNS_PER_SECOND = 1000.0
 PENDING_FILE = "Source file not found. Breakpoint pending: it is verified and set as soon as the file appears."
+UNCHECKED_FILE = (
+    "Not checked by the relay: the file is outside the folders it reads sources from "
+    "(DEBUGRELAY_WORKSPACE, DEBUGRELAY_ALLOWED_ROOTS); debugpy checks the line in the program."
+)
 PENDING_FUNCTION = (
     "Resolved when the program is launched: the relay looks the name up in the launched script, "
     "its folder, the working directory and PYTHONPATH."

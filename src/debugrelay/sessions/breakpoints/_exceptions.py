@@ -119,7 +119,7 @@ _FACTS = (
 
 async def _exception_facts(session: Session, frames: list[StackFrame]) -> tuple[bool, list[tuple[str, str]]] | None:
     """(whether the relay already looked at this exception object, (module, qualname) of its classes)."""
-    client = live_client(session)
+    client = session.channel  # the process that stopped
     if client is None or not frames:
         return None
     try:

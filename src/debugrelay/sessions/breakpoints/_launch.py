@@ -3,22 +3,24 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from debugrelay.errors import FileNotFound, InvalidRequest
+from debugrelay.errors import FileNotFound, InvalidRequest, Refused
 from debugrelay.models import BreakpointRecord, LaunchRequest, SessionRecord
 
 from .._source import check_syntax, first_code_line, module_path
 from ._sync import sync_file
 
 if TYPE_CHECKING:
+    from .._files import SourceRoots
     from .._session import Session
 
 
-def prepare_launch(spec: LaunchRequest, launcher: str = "local") -> str | None:
+def prepare_launch(spec: LaunchRequest, launcher: str, roots_of: Callable[[LaunchRequest], SourceRoots]) -> str | None:
     """Check a launch before anything starts; return the script's path (None for modules, or a script
-    that exists only in a pod's image)."""
+    that exists only in a pod's image). The script is read only inside the launch's folders
+    (``roots_of(spec)``): a pod's script path that names another file of the relay is the image's."""
     if bool(spec.script) == bool(spec.module):
         raise InvalidRequest(
             "give exactly one of 'script' or 'module'",
@@ -26,12 +28,12 @@ def prepare_launch(spec: LaunchRequest, launcher: str = "local") -> str | None:
             hint='e.g. {"script": "/abs/path/main.py"} or {"module": "pytest", "args": ["-x"]}',
         )
     remote = launcher == "kubernetes"  # the code is in the image; the relay may hold a checkout of it
-    if spec.cwd and not Path(spec.cwd).is_dir() and launcher not in ("docker", "kubernetes"):
+    if spec.cwd and not os.path.isdir(spec.cwd) and launcher not in ("docker", "kubernetes"):
         raise InvalidRequest(f"working directory '{spec.cwd}' does not exist", details={"cwd": spec.cwd})
     if spec.module:
         return None if remote else module_path(spec.module, spec.cwd, spec.pythonpath)
     script = spec.script or ""
-    if remote and not (os.path.isabs(script) and Path(script).is_file()):
+    if remote and not (os.path.isabs(script) and roots_of(spec).resolve(script) and os.path.isfile(script)):
         if not os.path.isabs(script) and not spec.cwd:
             raise InvalidRequest(
                 f"script '{script}' must be an absolute path (or come with 'cwd') on Kubernetes",
@@ -42,7 +44,13 @@ def prepare_launch(spec: LaunchRequest, launcher: str = "local") -> str | None:
     if not os.path.isabs(script):
         script = os.path.join(spec.cwd or os.getcwd(), script)
         spec.script = script
-    if not Path(script).is_file():
+    if roots_of(spec).resolve(script) is None:
+        raise Refused(
+            f"script '{script}' is not a file a program can be launched from",
+            details={"script": script, "setting": "none"},
+            hint="Launch a script of your project; kernel interfaces (/proc, /sys, /dev) are never read.",
+        )
+    if not os.path.isfile(script):
         raise FileNotFound(f"script '{script}' not found", details={"file": script})
     check_syntax(script)
     return script

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from debugrelay.errors import BreakpointNotFound, InvalidLine, InvalidRequest, RelayError
-from debugrelay.models import BreakpointRecord, SessionRecord
+from debugrelay.models import BreakpointRecord, BreakpointRequest, BreakpointUpdate, SessionRecord
 
 from ._checks import resolve_function, verify_locally
 from ._common import (
@@ -22,8 +22,6 @@ from ._common import (
     settings_of,
 )
 from ._requests import (
-    BreakpointRequest,
-    BreakpointUpdate,
     check_log_message,
     compile_expression,
     normalize_hit_condition,
@@ -32,6 +30,7 @@ from ._requests import (
 from ._sync import ensure_watcher, recheck_pending, sync_changed
 
 if TYPE_CHECKING:
+    from .._files import SourceRoots
     from .._session import Session
 
 
@@ -64,7 +63,7 @@ async def add(session: Session, requests: list[BreakpointRequest]) -> list[Break
     """Set breakpoints all-or-nothing; an identical breakpoint already set is returned as it is."""
     record = session.record
     # reading sources and looking function names up can take long: off the event loop
-    result, new = await asyncio.to_thread(_plan, record, requests)
+    result, new = await asyncio.to_thread(_plan, record, requests, session.source_roots())
     before, next_id = list(record.breakpoints), record.next_breakpoint
     for bp in new:
         bp.id = _new_id(record)
@@ -82,7 +81,7 @@ async def add(session: Session, requests: list[BreakpointRequest]) -> list[Break
 
 
 def _plan(
-    record: SessionRecord, requests: list[BreakpointRequest]
+    record: SessionRecord, requests: list[BreakpointRequest], roots: SourceRoots
 ) -> tuple[list[BreakpointRecord], list[BreakpointRecord]]:
     """(what each request answers, the breakpoints to add): checked against the source; raises before
     anything changes."""
@@ -91,7 +90,7 @@ def _plan(
     for index, req in enumerate(requests):
         bp = record_from(req)
         try:
-            verify_locally(bp)
+            verify_locally(bp, roots)
         except RelayError as exc:
             if len(requests) > 1:
                 exc.details = {"index": index, **exc.details}
@@ -107,7 +106,7 @@ def _plan(
         result.append(bp)
     for bp in new:
         if bp.kind == "function":
-            resolve_function(record, bp)
+            resolve_function(record, bp, roots)
     return result, new
 
 
@@ -116,6 +115,11 @@ def find(record: SessionRecord, bp_id: str) -> BreakpointRecord:
         if bp.id == bp_id and not bp.internal:
             return bp
     raise BreakpointNotFound(f"no breakpoint '{bp_id}' in session {record.id}", details={"breakpoint_id": bp_id})
+
+
+def drop_captures(record: SessionRecord) -> None:
+    """The run ended: capture points end with it, their logpoints are not set again in the next run."""
+    record.breakpoints = [b for b in record.breakpoints if b.capture is None]
 
 
 async def remove(session: Session, bp_id: str) -> BreakpointRecord:
@@ -158,7 +162,7 @@ async def update(session: Session, bp_id: str, change: BreakpointUpdate) -> Brea
         if not 1 <= change.line <= MAX_LINE:
             raise InvalidLine(f"line {change.line} is not a line number", details={"line": change.line})
         new.line = change.line
-        verify_locally(new)
+        verify_locally(new, session.source_roots())
         same = same_place(session.record.breakpoints, new)
         if same is not None and same is not bp:
             raise conflict(same, new)
@@ -189,12 +193,12 @@ async def listing(session: Session) -> list[BreakpointRecord]:
         try:
             await asyncio.wait_for(session.lock.acquire(), LISTING_LOCK_WAIT)
         except TimeoutError:  # a long launch holds it; it re-checks pending breakpoints itself
-            return [b for b in session.record.breakpoints if not b.internal]
+            return [b for b in session.record.breakpoints if b.shown]
         try:
             await recheck_pending(session)
         finally:
             session.lock.release()
-    return [b for b in session.record.breakpoints if not b.internal]
+    return [b for b in session.record.breakpoints if b.shown]
 
 
 def never_hit(bp: BreakpointRecord, ended: bool) -> bool:
@@ -208,6 +212,7 @@ def view(bp: BreakpointRecord, ended: bool = False) -> dict[str, Any]:
     data = msgspec.to_builtins(bp)
     data.pop("dap_id", None)
     data.pop("internal", None)
+    data.pop("capture", None)
     out = {
         "breakpoint_id": data.pop("id"),
         "kind": bp.kind,

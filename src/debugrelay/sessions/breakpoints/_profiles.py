@@ -8,14 +8,15 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from debugrelay.errors import RelayError
-from debugrelay.models import BreakpointRecord
+from debugrelay.models import BreakpointRecord, BreakpointRequest, SkippedBreakpoint, SkipReason
 
 from ._checks import verify_locally
 from ._common import settings_of
 from ._operations import add, conflict, same_place
-from ._requests import BreakpointRequest, record_from, validate_request
+from ._requests import record_from, validate_request
 
 if TYPE_CHECKING:
+    from .._files import SourceRoots
     from .._session import Session
 
 log = logging.getLogger(__name__)
@@ -36,10 +37,12 @@ def profile_entry(bp: BreakpointRecord, index: int) -> BreakpointRecord:
     )
 
 
-def requests_from_saved(saved: list[Any]) -> tuple[list[BreakpointRequest], list[dict[str, Any]]]:
+def requests_from_saved(
+    saved: list[Any], roots: SourceRoots
+) -> tuple[list[BreakpointRequest], list[SkippedBreakpoint]]:
     """Saved breakpoints (records or raw dicts) → valid requests, and a warning for each one skipped."""
     reqs: list[BreakpointRequest] = []
-    skipped: list[dict[str, Any]] = []
+    skipped: list[SkippedBreakpoint] = []
     for index, item in enumerate(saved):
         try:
             bp = item if isinstance(item, BreakpointRecord) else msgspec.convert(item, BreakpointRecord)
@@ -55,25 +58,25 @@ def requests_from_saved(saved: list[Any]) -> tuple[list[BreakpointRequest], list
                 )
             )
             probe = record_from(req)
-            verify_locally(probe)
+            verify_locally(probe, roots)
             reqs.append(req)
         except (RelayError, msgspec.ValidationError, TypeError) as exc:
-            plain = {"code": "invalid_data", "message": str(exc)}
-            error = exc.to_dict() if isinstance(exc, RelayError) else plain
-            log.warning("skipping saved breakpoint #%d: %s", index, error["message"])
-            skipped.append({"index": index, "error": error})
+            plain = SkipReason(code="invalid_data", message=str(exc))
+            error = SkipReason(**exc.to_dict()) if isinstance(exc, RelayError) else plain
+            log.warning("skipping saved breakpoint #%d: %s", index, error.message)
+            skipped.append(SkippedBreakpoint(index=index, error=error))
     return reqs, skipped
 
 
-async def apply_saved(session: Session, saved: list[Any]) -> tuple[list[BreakpointRecord], list[dict[str, Any]]]:
+async def apply_saved(session: Session, saved: list[Any]) -> tuple[list[BreakpointRecord], list[SkippedBreakpoint]]:
     """Set a profile's breakpoints; invalid or conflicting entries are skipped with a warning each."""
-    reqs, skipped = requests_from_saved(saved)
+    reqs, skipped = requests_from_saved(saved, session.source_roots())
     kept: list[BreakpointRequest] = []
     for req in reqs:
         probe = record_from(req)
         same = same_place(session.record.breakpoints, probe)
         if same is not None and settings_of(same) != settings_of(probe):
-            skipped.append({"index": None, "error": conflict(same, probe).to_dict()})
+            skipped.append(SkippedBreakpoint(index=None, error=SkipReason(**conflict(same, probe).to_dict())))
             continue
         kept.append(req)
     created = await add(session, kept) if kept else []

@@ -5,46 +5,14 @@ from __future__ import annotations
 import ast
 import os
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
 from debugrelay.errors import InvalidCondition, InvalidLine, InvalidRequest, RelayError
-from debugrelay.models import BreakpointRecord, Input
-from debugrelay.models.limits import Expression, FunctionName, SourcePath
+from debugrelay.models import BreakpointRecord, BreakpointRequest
 
 from ._common import MAX_LINE
-
-if TYPE_CHECKING:
-    pass
-
-
-class SourceRef(Input):
-    path: SourcePath | None = None
-    name: SourcePath | None = None
-
-
-class BreakpointRequest(Input):
-    """One breakpoint as an agent asks for it: a line (``source.path``/``file`` + ``line``) or a function."""
-
-    source: SourceRef | None = None
-    file: SourcePath | None = None
-    path: SourcePath | None = None
-    line: int | None = None
-    function: FunctionName | None = None
-    condition: Expression | None = None
-    hit_condition: Expression | None = None
-    log_message: Expression | None = None
-    enabled: bool = True
-
-
-class BreakpointUpdate(Input):
-    condition: Expression | None = None
-    hit_condition: Expression | None = None
-    log_message: Expression | None = None
-    enabled: bool | None = None
-    line: int | None = None
-
 
 _HINTS = {
     "condition": "The condition must be a Python expression, e.g. 'i > 100'.",

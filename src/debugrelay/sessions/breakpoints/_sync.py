@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import json
 import logging
 import os
 from typing import TYPE_CHECKING, Any
@@ -13,7 +14,6 @@ from debugrelay.dap import BreakpointsBody, as_body
 from debugrelay.errors import DebugpyError, RelayError
 from debugrelay.models import BreakpointRecord, SessionRecord
 
-from .._source import analyze
 from ._checks import recheck, resolve_function
 from ._common import (
     CONDITION_ERROR,
@@ -34,6 +34,7 @@ from ._requests import compile_expression, parse_hit_condition, pydevd_log_messa
 if TYPE_CHECKING:
     from debugrelay.dap import DapClient
 
+    from .._files import SourceRoots
     from .._session import Session
 
 log = logging.getLogger(__name__)
@@ -44,8 +45,9 @@ async def recheck_pending(session: Session) -> bool:
     changed = [b for b in session.record.breakpoints if is_pending_file(b) and file_exists(b.file)]
     if not changed:
         return False
+    roots = session.source_roots()
     for bp in changed:
-        recheck(bp)
+        recheck(bp, roots)
     await sync_changed(session, changed)
     await session.save()
     return True
@@ -92,21 +94,22 @@ async def sync_all(session: Session) -> None:
         return
     await _install(session, client)
     record = session.record
-    await asyncio.to_thread(_recheck_all, record)  # reads sources, looks names up: off the event loop
+    # reads sources, looks names up: off the event loop
+    await asyncio.to_thread(_recheck_all, record, session.source_roots())
     for path in sorted({b.file for b in record.breakpoints if b.file}):
         await sync_file(session, path)
     await sync_functions(session)
     ensure_watcher(session)
 
 
-def _recheck_all(record: SessionRecord) -> None:
+def _recheck_all(record: SessionRecord, roots: SourceRoots) -> None:
     for bp in record.breakpoints:
         if bp.internal:
             continue
         if bp.kind == "function":
-            resolve_function(record, bp)
+            resolve_function(record, bp, roots)
         else:
-            recheck(bp)
+            recheck(bp, roots)
 
 
 async def _install(session: Session, client: DapClient) -> None:
@@ -225,7 +228,7 @@ def runs_test(record: SessionRecord, bp: BreakpointRecord) -> str | None:
     return f"{fn}({key + ':runs'!r}, {key!r}, {RUNS_MARKER!r})"
 
 
-def first_entry_test(bp: BreakpointRecord) -> str | None:
+def first_entry_test(bp: BreakpointRecord, roots: SourceRoots) -> str | None:
     """A Python expression, true unless the program comes back to the first line of a statement spanning
     lines from its own later lines, or None for a one-line statement.
 
@@ -234,14 +237,10 @@ def first_entry_test(bp: BreakpointRecord) -> str | None:
     the frame's next instruction follows instructions of the statement's later lines; at a real one
     (the first, or the next turn of a loop) it does not.
     """
-    if bp.kind != "line" or bp.file is None or bp.line is None:
+    span = _statement_span(bp, roots)
+    if span is None:
         return None
-    info = analyze(bp.file)
-    line = bp.actual_line or bp.line
-    end = info.multiline.get(line) if info is not None else None
-    if end is None:
-        return None
-    name = os.path.basename(bp.file)
+    name, line, end = span
     frame = (
         f"next((f for f, n in __import__('traceback').walk_stack(None) "
         f"if n == {line} and f.f_code.co_filename.endswith({name!r})), None)"
@@ -252,11 +251,42 @@ def first_entry_test(bp: BreakpointRecord) -> str | None:
     )
 
 
-def _dap_args(record: SessionRecord, bp: BreakpointRecord) -> dict[str, Any]:
+def compiled_check(record: SessionRecord, bp: BreakpointRecord, roots: SourceRoots) -> str | None:
+    """The condition debugpy evaluates on each run of the line, for a launched target: one call to the
+    builtin its start-up hook installs (``_boot/_debugrelay_bp.py``: the checks compiled there once) with
+    the breakpoint as one JSON string; None when the breakpoint needs no check (a plain one on a one-line statement)."""
+    condition = compile_expression(bp.condition, "condition") if bp.condition else None
+    hit = parse_hit_condition(bp.hit_condition) if bp.hit_condition else None
+    first = _statement_span(bp, roots)
+    if condition is None and hit is None and first is None:
+        return None
+    spec = json.dumps([_hits_key(record, bp), condition, hit, first], separators=(",", ":"))
+    return f"_debugrelay_check({spec!r})"
+
+
+def _statement_span(bp: BreakpointRecord, roots: SourceRoots) -> tuple[str, int, int] | None:
+    """(file name, line, last line) of the statement spanning lines a line breakpoint is on, else None."""
+    if bp.kind != "line" or bp.file is None or bp.line is None:
+        return None
+    info = roots.analyze(bp.file)
+    line = bp.actual_line or bp.line
+    end = info.multiline.get(line) if info is not None else None
+    return (os.path.basename(bp.file), line, end) if end is not None else None
+
+
+def _dap_args(record: SessionRecord, bp: BreakpointRecord, roots: SourceRoots) -> dict[str, Any]:
     args: dict[str, Any] = {}
+    if record.mode == "launch":  # the start-up folder is on the target's path: its checks, compiled once
+        check = compiled_check(record, bp, roots)
+        if check:
+            args["condition"] = check
+        if bp.log_message:
+            args["logMessage"] = pydevd_log_message(bp.log_message)
+        return args
+    # a program someone else started has no start-up folder of ours: the checks spelled out in the text
     condition = compile_expression(bp.condition, "condition") if bp.condition else None
     hits = hit_test(record, bp)
-    first = first_entry_test(bp)
+    first = first_entry_test(bp, roots)
     runs = runs_test(record, bp)
     if condition and hits:
         condition = f"({condition}) and {hits}"
@@ -300,9 +330,10 @@ async def sync_file(session: Session, path: str) -> None:
         by_line.setdefault(bp.line or 0, []).append(bp)
     lines = sorted(by_line)
     sent = []
+    roots = session.source_roots()
     for line in lines:
         lead = by_line[line][0]
-        args = _dap_args(record, lead)
+        args = _dap_args(record, lead, roots)
         if "condition" in args:
             rt.sent_conditions[args["condition"]] = lead.id
         sent.append({"line": line, **args})
@@ -343,9 +374,10 @@ async def sync_functions(session: Session) -> None:
         and "." not in b.function
         and ":" not in b.function
     ]
+    roots = session.source_roots()
     body = await client.request(
         "setFunctionBreakpoints",
-        {"breakpoints": [{"name": b.function, **_dap_args(session.record, b)} for b in active]},
+        {"breakpoints": [{"name": b.function, **_dap_args(session.record, b, roots)} for b in active]},
     )
     for bp, answer in zip(active, as_body(body, BreakpointsBody).breakpoints, strict=False):
         bp.dap_id = answer.id

@@ -1,0 +1,111 @@
+"""A breakpoint's checks in the debugged program, compiled once (stdlib only; on a launched target's path).
+
+debugpy evaluates a breakpoint's condition with ``eval(text, ...)`` on every run of its line, compiling
+the text each time: compiling costs by the token, and the relay's additions (the line's runs counted and
+reported, the hit count tested after the condition, one hit per execution of a statement spanning lines)
+spelled out in the text made each run cost several times what the condition alone does. So the relay
+sends only ``_debugrelay_check('SPEC')``: one name and one string literal (cheaper to compile than most
+conditions are), the builtin this module installs at start-up (sitecustomize imports it). SPEC is JSON:
+``[key, condition, hit, first]``, ``hit`` ``[op, number, rest]`` or null, ``first`` ``[file name, line,
+last line]`` of a statement spanning lines or null; it is read and its condition compiled on its first
+run, then looked up.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import sys
+import time
+from typing import Any
+
+_compiled: dict[str, tuple[Any, ...]] = {}
+_runs: dict[str, list[float]] = sys.__dict__.setdefault("_debugrelay_runs", {})
+_hits: dict[str, int] = sys.__dict__.setdefault("_debugrelay_hits", {})
+_monotonic = time.monotonic
+MARKER = "\x1edebugrelay-runs "  # the relay's RUNS_MARKER: a line it takes out of the output
+REPORT_EVERY = 1.0  # seconds between two reports of a line's runs
+
+
+def _parts(spec: str) -> tuple[Any, ...]:
+    key, condition, hit, first = json.loads(spec)
+    code = compile(condition, "<breakpoint condition>", "eval") if condition else None
+    test = None
+    if hit is not None:
+        op, number, rest = hit
+        test = _hit_test(op, int(number), int(rest or 0))
+    found = (key, code, test, tuple(first) if first else None)
+    _compiled[spec] = found
+    return found
+
+
+def _hit_test(op: str, number: int, rest: int) -> Any:
+    if op == "%":
+        return lambda n: n % number == rest
+    return {
+        "==": lambda n: n == number,
+        "!=": lambda n: n != number,
+        ">=": lambda n: n >= number,
+        ">": lambda n: n > number,
+        "<=": lambda n: n <= number,
+        "<": lambda n: n < number,
+    }[op]
+
+
+def _first_entry(first: tuple[str, int, int]) -> bool:
+    """False at the second 'line' event CPython fires on the first line of a statement spanning lines (the
+    frame comes back to it from the statement's later lines): one execution, one stop."""
+    name, line, end = first
+    frame = sys._getframe(2)  # past this function and check: the condition being evaluated, then up
+    while frame is not None and not (frame.f_lineno == line and frame.f_code.co_filename.endswith(name)):
+        frame = frame.f_back
+    if frame is None:
+        return True
+    lasti = frame.f_lasti
+    return not any(e == lasti and line < (n or 0) <= end for _, e, n in frame.f_code.co_lines())
+
+
+def _counted(key: str) -> None:
+    """One more run of the line; about once a second the runs and hits so far go to the relay through the
+    debugger's console channel."""
+    now = _monotonic()
+    state = _runs.get(key)
+    if state is None:
+        state = _runs[key] = [0, now, 0]
+    state[0] += 1
+    if now - state[1] >= REPORT_EVERY:
+        try:
+            import pydevd  # type: ignore[import-not-found]
+
+            db = pydevd.get_global_debugger()
+            hits = _hits.get(key.removesuffix(":runs"), 0)
+            rate = (state[0] - state[2]) / (now - state[1])
+            text = "%s%s %d %d %.1f\n" % (MARKER, key, state[0], hits, rate)  # noqa: UP031 (no f-string work per run)
+            db.writer.add_command(db.cmd_factory.make_console_message(text))
+        except Exception:
+            pass
+        state[1], state[2] = now, state[0]
+
+
+def check(spec: str) -> bool:
+    """Whether the program stops here: not a statement's second event, the line's run counted, the
+    condition true in the frame debugpy evaluates it in, then the hit counted and its condition true."""
+    key, code, test, first = _compiled.get(spec) or _parts(spec)
+    if first is not None and not _first_entry(first):
+        return False
+    if code is None and test is None:
+        return True
+    _counted(key + ":runs")
+    if code is not None:
+        frame = sys._getframe(1)  # debugpy's eval of the condition: the program frame's globals and locals
+        if not eval(code, frame.f_globals, frame.f_locals):  # noqa: S307 (the agent's condition, as debugpy runs it)
+            return False
+    if test is None:
+        return True
+    hits = _hits[key] = _hits.get(key, 0) + 1
+    return bool(test(hits))
+
+
+def install() -> None:
+    """``_debugrelay_check`` among the builtins: the name a breakpoint's condition calls."""
+    builtins.__dict__.setdefault("_debugrelay_check", check)

@@ -1,0 +1,193 @@
+"""The tools that start a program and follow its session: launch and attach; status, output and disconnect."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from debugrelay.models import AttachSpec, LaunchRequest, PathMapping, ReadyWhen, joined_output
+from debugrelay.service import policy
+
+from ._stops import compact_breakpoint, plain
+from ._tools import ContinueTimeout, SessionId, ToolGroup, WithLocals, tool
+
+
+class StartTools(ToolGroup):
+    """Run a program under the debugger, or attach to one that runs."""
+
+    @tool()
+    async def debug_launch(
+        self,
+        *,
+        script: Annotated[str | None, Field(description="Absolute, or relative to cwd.")] = None,
+        module: Annotated[str | None, Field(description="Or `python -m` this.")] = None,
+        args: Annotated[list[str] | None, Field(description="Program arguments.")] = None,
+        test: Annotated[
+            str | None,
+            Field(description="A pytest node id; pauses at failing asserts."),
+        ] = None,
+        env: Annotated[dict[str, str] | None, Field(description="Extra environment.")] = None,
+        cwd: Annotated[str | None, Field(description="Relative paths start here.")] = None,
+        python: Annotated[str | None, Field(description="Interpreter.")] = None,
+        breakpoints: Annotated[
+            list[str] | None,
+            Field(description="'FILE:LINE' to set first."),
+        ] = None,
+        stop_on_entry: Annotated[bool, Field(description="Pause on the first line.")] = False,
+        stop_on_exception: Annotated[
+            Literal["uncaught", "raised", "none"] | None,
+            Field(description="'uncaught' (default), 'raised': every raise; omitted: unchanged."),
+        ] = None,
+        session_id: Annotated[
+            str | None,
+            Field(description="Default: the latest if new or same program (restarts it)."),
+        ] = None,
+        children: bool = False,
+        port: Annotated[int | None, Field(description="A service: answer once it listens here; its URL.")] = None,
+        timeout: ContinueTimeout = 30,
+        locals: WithLocals = True,
+    ) -> dict[str, Any]:
+        """Run a Python program under the debugger (again: a restart); answers its first event."""
+        script = policy.absolute(script, cwd) if script else None
+        if test is not None and script is None and module is None:
+            module = "pytest"
+        prepared = await policy.prepare_launch(
+            self.backend,
+            session_id,
+            script=script,
+            module=module,
+            breakpoints=breakpoints or [],
+            folder=policy.launch_folder(script, cwd),
+            stop_on_exception=stop_on_exception,
+        )
+        sid = prepared.session_id
+        spec = LaunchRequest(
+            script=script,
+            module=module,
+            args=args or [],
+            env=env or {},
+            cwd=cwd,
+            python=python,
+            stop_on_entry=stop_on_entry,
+            stop_on_exception=stop_on_exception or "uncaught",
+            test=test,
+            debug_subprocesses=children,
+            ready=ReadyWhen(port=port) if port is not None else None,
+            ports=[port] if port is not None else [],
+        )
+        launched = await self.backend.launch(sid, spec)
+        if port is not None:  # a service: it listens (or stopped, or ended) as the launch answers
+            timeout = 0
+        status = await self.backend.wait(sid, timeout, False, details=locals)
+        out = await self.stops.event(sid, status, with_locals=locals, waited=timeout)
+        if launched.stops_on:
+            out.setdefault("stops_on", launched.stops_on)
+        if launched.ready:
+            out.setdefault("ready", launched.ready)
+        if launched.warning:  # an old Python's slow tracer, said once, at the launch
+            out.setdefault("warning", launched.warning)
+        out.update(await policy.launch_notes(self.backend, prepared, launched))
+        return out
+
+    @tool()
+    async def debug_attach(
+        self,
+        *,
+        port: Annotated[int | None, Field(description="Port of `debugpy --listen PORT`.")] = None,
+        host: Annotated[str, Field(description="Its host.")] = "127.0.0.1",
+        pid: Annotated[int | None, Field(description="Or a local process id.")] = None,
+        path_mappings: Annotated[
+            dict[str, str] | None,
+            Field(description="Local folder -> target folder."),
+        ] = None,
+        pod: Annotated[str | None, Field(description="Or a Kubernetes pod.")] = None,
+    ) -> dict[str, Any]:
+        """Attach to a running program (debugpy listening, a pid, or a pod); it keeps running. Then
+        debug_set_breakpoint, breakpoint_wait."""
+        mappings = [PathMapping(local_root=k, remote_root=v) for k, v in (path_mappings or {}).items()]
+        spec = AttachSpec(host=host, port=port, pid=pid, pod=pod, path_mappings=mappings)
+        sid = (await self.backend.create_session(attach=spec)).session_id
+        return await self.stops.event(sid, await self.backend.status(sid), with_locals=False)
+
+
+class SessionTools(ToolGroup):
+    """A session as the relay keeps it: its state, what the program printed, its end."""
+
+    @tool(read_only=True)
+    async def debug_status(self, *, session_id: SessionId = None) -> dict[str, Any]:
+        """The session from the relay's records (cheap): stop or exit, launch, breakpoints, hits, other
+        sessions."""
+        sessions = (await self.backend.list_sessions()).sessions
+        if not sessions and not session_id:
+            return {"sessions": [], "hint": "No session yet: debug_launch starts a program."}
+        sid = session_id or sessions[-1].session_id
+        view = plain(await self.backend.session(sid))
+        keep = (
+            "session_id",
+            "name",
+            "status",
+            "mode",
+            "reason",
+            "thread_id",
+            "location",
+            "exception",
+            "description",
+            "exit_code",
+            "error",
+            "warning",
+            "recovered",
+        )
+        out = {k: view[k] for k in keep if k in view and (view[k] is not None or k == "exit_code")}
+        launch = view.get("launch") or {}
+        if launch:
+            out["launch"] = {k: launch[k] for k in ("script", "module", "args", "cwd") if launch.get(k)}
+        out["breakpoints"] = [compact_breakpoint(b) for b in (await self.backend.breakpoints(sid)).breakpoints]
+        others = [{"session_id": s.session_id, "status": s.status} for s in sessions if s.session_id != sid]
+        if others:
+            out["other_sessions"] = others
+        return out
+
+    @tool(read_only=True)
+    async def debug_output(
+        self,
+        *,
+        session_id: SessionId = None,
+        since: Annotated[str | None, Field(description="Cursor of a previous answer.")] = None,
+        limit: Annotated[int, Field(description="Most entries.", ge=1, le=10000)] = 500,
+    ) -> dict[str, Any]:
+        """What the program printed ([stderr] marked) and a cursor for `since`."""
+        sid = await self._sid(session_id)
+        page = await self.backend.output(sid, since, limit)
+        out: dict[str, Any] = {"session_id": sid, "text": joined_output(page.outputs), "cursor": page.cursor}
+        if page.has_more:
+            out["has_more"] = True
+        if page.dropped:
+            out["dropped"] = page.dropped
+        return out
+
+    @tool()
+    async def debug_disconnect(
+        self,
+        *,
+        session_id: SessionId = None,
+        terminate: Annotated[
+            bool | None,
+            Field(description="Default: kill if launched, not if attached."),
+        ] = None,
+        forget: Annotated[bool, Field(description="Also delete the session.")] = False,
+    ) -> dict[str, Any]:
+        """End the program (or detach); the session stays for debug_launch unless forget."""
+        sid = await self._sid(session_id)
+        view = await self.backend.session(sid)
+        if view.status in policy.RUNNING:
+            kill = terminate if terminate is not None else view.mode != "attach"
+            status = await (self.backend.terminate(sid) if kill else self.backend.detach(sid))
+        else:
+            status = await self.backend.status(sid)
+        out = await self.stops.event(sid, status, with_locals=False)
+        out.pop("hint", None)
+        if forget:
+            await self.backend.delete_session(sid)
+            out["deleted"] = True
+        return out

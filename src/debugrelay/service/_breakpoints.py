@@ -1,0 +1,155 @@
+"""Breakpoints of a session, exception breakpoints, and breakpoint profiles (named sets saved in the store and
+applied to any session)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import msgspec
+
+from debugrelay.errors import InvalidRequest, NotFound
+from debugrelay.models import (
+    BreakpointList,
+    BreakpointRecord,
+    BreakpointView,
+    Deleted,
+    ExceptionFilters,
+    ExceptionFiltersView,
+    Profile,
+    ProfileApplied,
+    ProfileList,
+    ProfileSaved,
+    SavedBreakpoint,
+    limits,
+)
+from debugrelay.sessions import BreakpointRequest, BreakpointUpdate, breakpoints, roots_for
+
+from ._core import ServiceCore, breakpoint_view, ended
+
+_PROFILE_NAME = re.compile(r"[\w.@-]{1,100}")
+_PROFILE_FIELDS = ("id", "verified", "hit_count", "dap_id", "internal", "pending", "message", "suggestion")
+
+
+def _no_profile(name: str) -> NotFound:
+    return NotFound(
+        f"no breakpoint profile '{name}' (or it could not be read)", details={"name": name}, hint="List the profiles."
+    )
+
+
+def _profile_entry(bp: BreakpointRecord) -> SavedBreakpoint:
+    data: dict[str, Any] = msgspec.to_builtins(bp)
+    for key in _PROFILE_FIELDS:
+        data.pop(key, None)
+    return msgspec.convert(data, SavedBreakpoint)
+
+
+class BreakpointOps(ServiceCore):
+    """The breakpoint and breakpoint-profile operations."""
+
+    # -- breakpoints ---------------------------------------------------------------------------------
+
+    async def breakpoints(self, session_id: str) -> BreakpointList:
+        session = self._get(session_id)
+        listed = await breakpoints.listing(session)
+        return BreakpointList(breakpoints=[breakpoint_view(b, ended(session)) for b in listed])
+
+    async def breakpoint(self, session_id: str, breakpoint_id: str) -> BreakpointView:
+        session = self._get(session_id)
+        await breakpoints.listing(session)
+        return breakpoint_view(breakpoints.find(session.record, breakpoint_id), ended(session))
+
+    async def add_breakpoints(self, session_id: str, requests: list[BreakpointRequest]) -> list[BreakpointView]:
+        """All or none: one that cannot be set leaves the session as it was."""
+        session = self._get(session_id)
+        if len(requests) > limits.MAX_BREAKPOINTS_PER_REQUEST:
+            raise InvalidRequest(
+                f"{len(requests)} breakpoints in one request; at most "
+                f"{limits.MAX_BREAKPOINTS_PER_REQUEST} are set at once",
+                details={"count": len(requests), "max": limits.MAX_BREAKPOINTS_PER_REQUEST},
+            )
+        requests = breakpoints.validate_all(requests)
+        have = sum(1 for b in session.record.breakpoints if not b.internal)
+        if have + len(requests) > limits.MAX_BREAKPOINTS_PER_SESSION:
+            raise InvalidRequest(
+                f"the session has {have} breakpoints; at most {limits.MAX_BREAKPOINTS_PER_SESSION} are accepted",
+                details={"breakpoints": have, "adding": len(requests), "max": limits.MAX_BREAKPOINTS_PER_SESSION},
+                hint="Remove breakpoints you no longer need.",
+            )
+        async with session.lock:
+            created = await breakpoints.add(session, requests)
+        return [breakpoint_view(b) for b in created]
+
+    async def update_breakpoint(self, session_id: str, breakpoint_id: str, change: BreakpointUpdate) -> BreakpointView:
+        session = self._get(session_id)
+        async with session.lock:
+            bp = await breakpoints.update(session, breakpoint_id, change)
+        return breakpoint_view(bp)
+
+    async def remove_breakpoint(self, session_id: str, breakpoint_id: str) -> Deleted:
+        session = self._get(session_id)
+        async with session.lock:
+            await breakpoints.remove(session, breakpoint_id)
+        return Deleted(deleted=True, breakpoint_id=breakpoint_id)
+
+    async def set_exception_breakpoints(
+        self, session_id: str, filters: list[str], exception_types: list[str]
+    ) -> ExceptionFiltersView:
+        wanted = await breakpoints.set_exception_filters(self._get(session_id), filters, exception_types)
+        return ExceptionFiltersView(filters=wanted.filters, exception_types=wanted.exception_types)
+
+    async def exception_breakpoints(self, session_id: str) -> ExceptionFiltersView:
+        filters = self._get(session_id).record.exception_filters or ExceptionFilters()
+        return ExceptionFiltersView(filters=filters.filters, exception_types=filters.exception_types)
+
+    # -- breakpoint profiles -------------------------------------------------------------------------
+
+    async def list_profiles(self) -> ProfileList:
+        profiles = await self.manager.store.list_profiles()
+        return ProfileList(
+            profiles=[
+                Profile(name=n, breakpoints=[_profile_entry(b) for b in bps]) for n, bps in sorted(profiles.items())
+            ]
+        )
+
+    async def profile(self, name: str) -> Profile:
+        saved = await self.manager.store.get_profile(name)
+        if saved is None:
+            raise _no_profile(name)
+        return Profile(name=name, breakpoints=[_profile_entry(b) for b in saved])
+
+    async def save_profile(
+        self, name: str, *, session_id: str | None = None, requests: list[BreakpointRequest] | None = None
+    ) -> ProfileSaved:
+        """A named breakpoint set, from a session's breakpoints or given; a line past the end is refused now."""
+        if not _PROFILE_NAME.fullmatch(name):
+            raise InvalidRequest(
+                f"'{name}' is not a profile name",
+                details={"name": name},
+                hint="Use 1-100 letters, digits, '_', '-', '.' or '@'.",
+            )
+        if (session_id is None) == (requests is None):
+            raise InvalidRequest("give either 'session_id' or 'breakpoints'", details={"name": name})
+        if session_id is not None:
+            source = [b for b in self._get(session_id).record.breakpoints if b.shown]
+        else:
+            source = [breakpoints.record_from(r) for r in breakpoints.validate_all(requests or [])]
+            roots = roots_for(self.manager.settings, None, self._launch_policy())
+            for bp in source:
+                breakpoints.verify_locally(bp, roots)
+        saved = [breakpoints.profile_entry(b, i) for i, b in enumerate(source, 1)]
+        replaced = await self.manager.store.get_profile(name) is not None
+        await self.manager.store.save_profile(name, saved)
+        return ProfileSaved(name=name, breakpoints=len(saved), replaced=replaced)
+
+    async def apply_profile(self, session_id: str, name: str) -> ProfileApplied:
+        session = self._get(session_id)
+        saved = await self.manager.store.get_profile(name)
+        if saved is None:
+            raise _no_profile(name)
+        async with session.lock:
+            created, skipped = await breakpoints.apply_saved(session, list(saved))
+        out = ProfileApplied(profile=name, breakpoints=[breakpoint_view(b) for b in created], skipped=skipped)
+        if skipped:
+            out.warning = f"{len(skipped)} saved breakpoint(s) could not be set and were skipped"
+        return out

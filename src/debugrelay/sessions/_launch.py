@@ -1,0 +1,360 @@
+"""Starting a session's target: launch through a launcher or attach to a debugpy someone else started, connect
+(or reconnect to a keeper) and configure, so breakpoints are in place before the first line runs."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from debugrelay.dap import ATTACH_ARGS, INITIALIZE_ARGS, DapClient, StoppedEvent, as_body, attach_args
+from debugrelay.errors import (
+    DebugpyError,
+    DebugpyTimeout,
+    InvalidRequest,
+    InvalidState,
+    LaunchFailed,
+    RelayError,
+    StoreUnavailable,
+    TargetGone,
+)
+from debugrelay.launchers import Launcher, Target
+from debugrelay.launchers.policy import KNOWN_LAUNCHERS, refused_launcher
+from debugrelay.models import AttachSpec, ErrorBody, ExceptionFilters, LaunchRequest, Stop
+
+from . import _seals as seals
+from . import _stops as stops
+from . import _testruns as testruns
+from . import breakpoints as bps
+from ._stops import ACTIVE
+
+if TYPE_CHECKING:
+    from ._session import Session
+
+log = logging.getLogger(__name__)
+ATTACH_RETRY_SECONDS = 5.0  # a debugpy someone else starts may still be coming up
+
+
+async def launch(session: Session, spec: LaunchRequest) -> None:
+    """Start the target and attach to it; breakpoints are in place before its first line runs."""
+    async with session.lock:
+        if session.status in ACTIVE:
+            raise InvalidState(
+                f"session is already {session.status}",
+                details={"status": session.status},
+                hint="Terminate or restart it first.",
+            )
+        spec = testruns.narrowed(spec)
+        launcher = await launcher_for(session, spec)
+        script = bps.prepare_launch(spec, launcher.name, session.source_roots)
+        session.record.mode = "launch"
+        seals.set_launch(session.keys, session.record, spec)
+        await start(session, launcher, spec, script)
+
+
+async def launcher_for(session: Session, spec: LaunchRequest) -> Launcher:
+    name = spec.launcher or session.settings.default_launcher
+    launcher = session.launchers.get(name)
+    if launcher is None and name in KNOWN_LAUNCHERS:
+        raise refused_launcher(name, sorted(session.launchers))
+    if launcher is None:
+        raise InvalidRequest(
+            f"launcher '{name}' is not available on this relay",
+            details={"launcher": name, "available": sorted(session.launchers)},
+            hint="Use one of details.available.",
+        )
+    # the operator's policy, before the relay reads any file the launch names (off the loop: it may
+    # walk the folders a launch mounts)
+    await asyncio.to_thread(launcher.admit, spec)
+    return launcher
+
+
+async def start(session: Session, launcher: Launcher, spec: LaunchRequest, script: str | None) -> None:
+    session.reset_run_state()
+    with contextlib.suppress(StoreUnavailable):  # Redis down: the launch goes on (the last run may be said again)
+        await session.output.flush()  # what the last run printed was not this run's: no answer carries it
+        session.record.output_answered = (await session.store.read_output(session.id, None, 1, newest=True)).cursor
+    session.output.seen = 0  # the new target's keeper numbers its output from 1 again: none of it is a repeat
+    session.processes.reset()
+    bps.reset_run(session.record)
+    session.record.status = "launching"
+    session.record.exit_code = None
+    session.record.reason = None
+    session.record.error = None
+    session.record.stop = None
+    session.record.published = []
+    await session.save()
+    target: Target | None = None
+    try:
+        target = await launcher.start(testruns.for_target(spec), session_id=session.id)
+        session.target = target
+        session.describe_target(target)
+        session.record.keeper_secret = target.keeper_secret
+        entry = bps.entry_breakpoint(session.record, spec, script) if spec.stop_on_entry else None
+        filters = session.record.exception_filters or ExceptionFilters(filters=testruns.exception_filters(spec))
+        session.record.exception_filters = filters
+        await session.connect(target, session.settings.launch_timeout)
+        await session.configure(
+            attach_args(target.path_mappings(), just_my_code=spec.just_my_code, sub_process=spec.debug_subprocesses)
+        )
+        if entry is not None:
+            log.debug("session %s: entry breakpoint at %s:%s", session.id, entry.file, entry.line)
+        for line in spec.stdin_inputs:
+            await target.send_input((line if line.endswith("\n") else line + "\n").encode())
+    except RelayError as exc:
+        await launch_failed(session, target, exc)
+        raise
+    except Exception as exc:
+        log.exception("session %s: launch failed", session.id)
+        err = LaunchFailed(f"launch failed: {exc}")
+        await launch_failed(session, target, err)
+        raise err from exc
+    if session.status in ACTIVE:
+        session.record.published = await session.ports.open(session, spec.ports, [])
+    if session.record.status == "launching":
+        session.record.status = "running"
+    await session.save()
+    session.notify()
+
+
+async def launch_failed(session: Session, target: Target | None, exc: RelayError) -> None:
+    await session.ports.close()
+    session.record.published = []
+    tail = target.output_tail() if target is not None else ""
+    if tail:
+        exc.details.setdefault("output_tail", tail[-2000:])
+    if session.client is not None:
+        await session.client.close()
+        session.client = None
+    if target is not None:
+        with contextlib.suppress(Exception):
+            await target.terminate()
+    session.target = None
+    session.record.status = "failed"
+    session.record.error = ErrorBody(**exc.to_dict())
+    session.record.breakpoints = [b for b in session.record.breakpoints if not b.internal]
+    bps.drop_captures(session.record)
+    await session.save()
+    session.notify()
+
+
+async def attach(session: Session, spec: AttachSpec) -> None:
+    """Attach to a debugpy someone else started (``--listen host:port``)."""
+    from debugrelay.launchers.remote import RemoteTarget
+
+    async with session.lock:
+        if session.status in ACTIVE:
+            raise InvalidState(f"session is already {session.status}", details={"status": session.status})
+        if spec.pod is None and spec.port is None and spec.pid is not None and "local" not in session.launchers:
+            # attaching by PID injects code into a process beside the relay: a local capability
+            raise refused_launcher("local", sorted(session.launchers))
+        from debugrelay.launchers.attach_policy import check_attach_host, check_attach_pid
+
+        kubernetes = session.launchers.get("kubernetes")
+        address: str | None = None  # the checked address: connected to, never the name again
+        if spec.pod is not None:
+            # a pod of the relay's namespace, found through the API: its IP is the cluster's, not a host to scan
+            if kubernetes is None or not kubernetes.attaches_pods:
+                raise refused_launcher("kubernetes", sorted(session.launchers))
+        elif spec.port is not None:
+            address = await asyncio.to_thread(check_attach_host, session.settings, spec.host)
+        elif spec.pid is not None:
+            check_attach_pid(session.settings, spec.pid)
+        session.record.mode = "attach"
+        session.record.attach = spec
+        session.reset_run_state()
+        session.processes.reset()
+        session.record.status = "launching"
+        await session.save()
+        try:
+            if spec.pod is not None and kubernetes is not None:
+                target = await kubernetes.attach_target(spec)
+            else:
+                target = await RemoteTarget.resolve(spec, address)
+                target = await held(session, target)
+        except RelayError as exc:
+            await launch_failed(session, None, exc)
+            raise
+        try:
+            session.target = target
+            session.describe_target(target)
+            session.record.keeper_secret = target.keeper_secret
+            try:
+                await session.connect(target, ATTACH_RETRY_SECONDS)
+            except DebugpyError as exc:  # the keeper beside the relay could not reach debugpy there
+                raise LaunchFailed(
+                    exc.message,
+                    details={"host": spec.host, "port": spec.port},
+                    hint="Is debugpy listening there (python -m debugpy --listen ...)? "
+                    "Only one client can be attached at a time.",
+                ) from exc
+            await session.configure(attached_args(target))
+        except RelayError as exc:
+            await launch_failed(session, target, exc)  # a keeper holding it ends; the program runs on
+            raise
+        if session.record.status == "launching":
+            session.record.status = "running"
+        await session.save()
+        session.notify()
+
+
+def attached_args(target: Target) -> dict[str, Any]:
+    return {**ATTACH_ARGS, "justMyCode": False, "pathMappings": target.path_mappings()}
+
+
+async def held(session: Session, target: Target) -> Target:
+    """``target`` held by a keeper beside the relay when a launcher keeps one (the local launcher's): the
+    attached program then survives the relay as a launched one does. Without one, the relay holds it."""
+    for launcher in session.launchers.values():
+        keeper = await launcher.hold(target, attached_args(target), session_id=session.id)
+        if keeper is not None:
+            return keeper
+    return target
+
+
+async def connect(session: Session, target: Target, timeout: float, *, single_try: bool = False) -> None:
+    """Connect to the target's debugpy and ``initialize``, retrying until it answers.
+
+    A bare connect-and-close probe kills a debuggee waiting for its client, so readiness is
+    the DAP handshake itself. A published container port accepts (Docker's proxy) before
+    debugpy listens and then closes: that is retried too, it never reached debugpy.
+    """
+    warm = target.take_connection()  # a pooled target comes with its connection up and initialized
+    if warm is not None and not warm.closed.is_set():
+        warm.request_timeout, warm.name = session.settings.request_timeout, f"dap-{session.id}"
+        listen(session, warm, target)
+        target.on_attached()
+        return
+    deadline = time.monotonic() + timeout
+    delay = 0.005
+    while True:
+        code = target.poll()
+        if code is not None:
+            raise LaunchFailed(
+                f"the target exited with code {code} before debugpy was ready",
+                details={"exit_code": code},
+            )
+        client: DapClient | None = None
+        try:
+            client = await DapClient.connect(
+                target.host,
+                target.port,
+                timeout=2.0,
+                request_timeout=session.settings.request_timeout,
+                name=f"dap-{session.id}",
+                secret=target.keeper_secret,
+                stored_output=session.output.seen,
+            )
+            if not (client.keeper or {}).get("initialized"):
+                # readiness, not a request of the agent's: it may take as long as a start-up may
+                await client.request("initialize", INITIALIZE_ARGS, timeout=max(deadline - time.monotonic(), 1.0))
+            break
+        except (OSError, TimeoutError, TargetGone) as exc:
+            if client is not None:
+                await client.close()
+            if single_try or time.monotonic() > deadline:
+                raise LaunchFailed(
+                    f"cannot reach debugpy at {target.host}:{target.port}: {_why_not(exc)}",
+                    details={"host": target.host, "port": target.port},
+                    hint="Is debugpy listening there (python -m debugpy --listen ...)? "
+                    "Only one client can be attached at a time.",
+                ) from exc
+            await asyncio.sleep(delay)
+            delay = min(delay * 1.5, 0.05)
+    listen(session, client, target)
+    target.on_attached()
+
+
+def listen(session: Session, client: DapClient, target: Target) -> None:
+    """Take ``client`` as the session's connection: its events (the children's too) come here."""
+    client.add_listener(functools.partial(stops.on_event, session))
+    client.add_process_listener(functools.partial(stops.on_process_event, session))
+    session.client = client
+    pid = (client.keeper or {}).get("pid")
+    session.processes.root_pid = pid if isinstance(pid, int) else getattr(target, "pid", None)
+
+
+async def rejoin(session: Session, target: Target, timeout: float) -> dict[str, Any]:
+    """Connect to a keeper-backed target's keeper again and return its state.
+
+    The events the keeper kept while no relay was connected follow its state, in order: the
+    listener is in place before they are read.
+    """
+    try:
+        stored: int | None = max(await session.store.output_seq(session.id), session.output.seen)
+    except RelayError:
+        stored = None  # unknown: the keeper sends nothing twice rather than the risk of doubles
+    client = await DapClient.connect(
+        target.host,
+        target.port,
+        timeout=timeout,
+        request_timeout=session.settings.request_timeout,
+        name=f"dap-{session.id}",
+        secret=target.keeper_secret,
+        stored_output=stored,
+    )
+    listen(session, client, target)
+    target.on_attached()
+    hello = client.keeper or {}
+    for pid, stopped in session.processes.merge(hello.get("processes")):
+        stops.arrived(session, pid, as_body(stopped, StoppedEvent))  # a child still paused where it was
+    dropped, lost = hello.get("dropped_output_chars"), hello.get("lost_output")
+    if isinstance(dropped, int) and dropped > 0:  # marked where it happened: before what the keeper kept
+        session.output.add("debugger", f"[{dropped} characters of output dropped while no relay was connected]\n")
+    if isinstance(lost, int) and lost > 0:
+        session.output.add("debugger", f"[{lost} pieces of output lost with the relay that went away]\n")
+    return hello
+
+
+def replay_stop(session: Session, body: dict[str, Any], known: Stop | None) -> None:
+    """Show a stop the target is still in (it happened while the last relay was attached);
+    ``known`` is that stop as recorded then, kept as it was when it is the same place."""
+    stops.arrived(session, None, as_body(body, StoppedEvent), known)
+
+
+async def finish_configure(session: Session) -> None:
+    """What follows ``attach`` when the last relay went away before ``configurationDone``."""
+    client = session.require_client()
+    await bps.sync_all(session)
+    await session.apply_exception_filters()
+    await client.request("configurationDone")
+
+
+async def configure(session: Session, attach_args: dict[str, Any]) -> None:
+    """attach, breakpoints, exception filters, configurationDone: the target runs after this."""
+    session.require_client()
+    client = session.client
+    assert client is not None
+    initialized = client.expect_event("initialized")
+    attach = client.send("attach", attach_args)
+    # a refused attach ("already being debugged": one client at a time) answers at once
+    await asyncio.wait(
+        {initialized, attach}, timeout=session.settings.launch_timeout, return_when=asyncio.FIRST_COMPLETED
+    )
+    if not initialized.done():
+        with contextlib.suppress(TargetGone):
+            if attach.done():
+                await client.result(attach, "attach", 0.1)
+        raise DebugpyTimeout("debugpy did not initialize in time")
+    await bps.sync_all(session)
+    await session.apply_exception_filters()
+    await client.request("configurationDone")
+    await client.result(attach, "attach", session.settings.launch_timeout)
+
+
+async def apply_exception_filters(session: Session) -> None:
+    """Send the exception filters to debugpy (the rules live with the breakpoints)."""
+    session.require_client()
+    await bps.apply_exception_filters(session)
+
+
+def _why_not(exc: BaseException) -> str:
+    """Why a debugger connection failed, in words: never the bytes a peer sent (it may be any server)."""
+    if isinstance(exc, TargetGone):
+        return "not a DAP server there (it closed the connection or answered something else)"
+    if isinstance(exc, TimeoutError):
+        return "no answer in time"
+    return f"cannot connect ({getattr(exc, 'strerror', None) or exc.__class__.__name__})"
