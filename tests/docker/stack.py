@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import re
 import shutil
 import socket
@@ -52,10 +53,29 @@ def clean_env(**extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
+EPHEMERAL = Path("/proc/sys/net/ipv4/ip_local_port_range")
+
+
+def quiet_ranges() -> list[range]:
+    """Loopback ports outside the kernel's ephemeral range: one found free stays free until the stack
+    binds it (an ephemeral port can be handed to any outgoing connection of the test run meanwhile)."""
+    try:
+        low, high = (int(n) for n in EPHEMERAL.read_text().split())
+    except (OSError, ValueError):
+        return []
+    return [r for r in (range(10000, low), range(high + 1, 65536)) if len(r) >= 1024]
+
+
 def free_ports(count: int) -> int:
-    """The first of ``count`` consecutive ports free on loopback (a stack's own publish range)."""
-    for _ in range(100):
-        first = free_port()
+    """The first of ``count`` consecutive ports free on loopback, outside the ephemeral range where the
+    machine has one."""
+    ranges = quiet_ranges()
+    for _ in range(200):
+        if ranges:
+            chosen = random.choice(ranges)
+            first = chosen[random.randrange(len(chosen) - count)]
+        else:
+            first = free_port()
         if first + count > 65535:
             continue
         with contextlib.ExitStack() as held:
@@ -69,42 +89,64 @@ def free_ports(count: int) -> int:
     raise RuntimeError(f"no {count} consecutive free ports")
 
 
-class Stack:
-    """``compose.yaml`` under a project name of its own, with a workspace and an .env of its own."""
+# what ``compose up`` says when a port it publishes was taken between the choice and the bind
+PORT_TAKEN = ("port is already allocated", "address already in use")
 
-    def __init__(self, workspace: Path, port: int) -> None:
+
+class Stack:
+    """``compose.yaml`` under a project name of its own, with a workspace, ports and an .env of its own."""
+
+    def __init__(self, workspace: Path) -> None:
         command = compose_command()
         if command is None:
             pytest.skip("neither `docker compose` nor docker-compose is installed")
         self.command = command
         self.project = f"drtest{uuid.uuid4().hex[:8]}"
         self.workspace = workspace
-        self.port = port
         self.env_file = workspace / ".env"
+        self.sessions: list[str] = []  # the sessions the test made (their targets must go too)
+        self.choose_ports()
+
+    def choose_ports(self) -> None:
+        """Free ports for the relay and for a launch's "ports", written to the stack's .env."""
+        first = free_ports(3)
+        self.port = first
+        self.url = f"http://127.0.0.1:{first}"
+        self.publish = (first + 1, first + 2)  # the host ports a launch's "ports" are published on
         written = subprocess.run(
             [str(REPO / "scripts" / "compose-env")],
-            cwd=workspace,
-            env=clean_env(DEBUGRELAY_WORKSPACE=str(workspace), DEBUGRELAY_PORT=str(port)),
+            cwd=self.workspace,
+            env=clean_env(DEBUGRELAY_WORKSPACE=str(self.workspace), DEBUGRELAY_PORT=str(first)),
             capture_output=True,
             text=True,
             check=True,
         ).stdout
-        first = free_ports(2)
-        self.publish = (first, first + 1)  # the host ports a launch's "ports" are published on
         self.env_file.write_text(
             written
-            + f"DEBUGRELAY_TARGETS_NETWORK={self.project}-targets\nDEBUGRELAY_PUBLISH_PORTS={first}-{first + 1}\n"
+            + f"DEBUGRELAY_TARGETS_NETWORK={self.project}-targets\n"
+            + f"DEBUGRELAY_PUBLISH_PORTS={first + 1}-{first + 2}\n"
         )
         self.env_file.chmod(0o600)
         self.settings = dict(line.split("=", 1) for line in written.splitlines() if "=" in line)
-        self.url = f"http://127.0.0.1:{port}"
-        self.sessions: list[str] = []  # the sessions the test made (their targets must go too)
+
+    def up(self) -> None:
+        """``compose up -d``, again on other ports when one was taken before compose bound it."""
+        for attempt in range(3):
+            done = self.compose("up", "-d", check=False)
+            if done.returncode == 0:
+                return
+            taken = any(words in done.stderr for words in PORT_TAKEN)
+            if not taken or attempt == 2:
+                raise AssertionError(f"compose up failed ({done.returncode}):\n{done.stderr[-3000:]}")
+            self.compose("down", "--remove-orphans", "--timeout", "10", check=False)
+            self.choose_ports()
 
     def compose(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         base = [*self.command, "-f", str(COMPOSE_FILE), "-p", self.project, "--env-file", str(self.env_file)]
-        return subprocess.run(
-            [*base, *args], cwd=self.workspace, env=clean_env(), capture_output=True, text=True, check=check
-        )
+        done = subprocess.run([*base, *args], cwd=self.workspace, env=clean_env(), capture_output=True, text=True)
+        if check and done.returncode != 0:
+            raise AssertionError(f"compose {' '.join(args)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+        return done
 
     def container_id(self, service: str) -> str:
         return self.compose("ps", "-q", service).stdout.strip()

@@ -17,7 +17,7 @@ import httpx
 import psutil
 import pytest
 
-from tests.conftest import Sessions, free_port, line_of, ok
+from tests.conftest import Sessions, line_of, ok
 from tests.docker.stack import (
     REPO,
     STACK_IMAGES,
@@ -53,7 +53,7 @@ def workspace(tmp_path: Path) -> Path:
 @pytest.fixture
 def stack(docker_client: Any, workspace: Path) -> Iterator[Stack]:
     require_images(docker_client, *STACK_IMAGES)
-    up = Stack(workspace, free_port())
+    up = Stack(workspace)
     yield up
     up.down()
     remove_leftovers(docker_client, up.project, up.sessions)  # only what a failed test left
@@ -68,7 +68,7 @@ def healthy(http: httpx.Client) -> bool:
 
 def started(stack: Stack) -> httpx.Client:
     """``compose up`` of the stack, and a client with its token once the relay answers /health."""
-    stack.compose("up", "-d")
+    stack.up()
     token = stack.settings["DEBUGRELAY_TOKEN"]
     http = httpx.Client(base_url=stack.url, timeout=90, headers={"Authorization": f"Bearer {token}"})
     try:
