@@ -28,6 +28,7 @@ class Dap:
                 time.sleep(0.01)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.sock.settimeout(timeout)
+        self.timeout = timeout
         self.buf = b""
         self.seq = 0
         self.events: deque[dict[str, Any]] = deque()
@@ -47,6 +48,18 @@ class Dap:
 
     def close(self) -> None:
         self.sock.close()
+
+    def drain(self) -> None:
+        """Read and drop what has arrived (a running program's events), without waiting."""
+        self.sock.setblocking(False)
+        try:
+            while self.sock.recv(1 << 20):
+                pass
+        except (BlockingIOError, InterruptedError):
+            pass
+        finally:
+            self.sock.setblocking(True)
+            self.sock.settimeout(self.timeout)
 
     def send(self, command: str, arguments: dict[str, Any] | None = None) -> int:
         self.seq += 1

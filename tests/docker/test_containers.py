@@ -32,10 +32,15 @@ def test_breakpoints_frames_and_sources_speak_the_users_paths(
 ) -> None:
     sid = sessions.create()
     sessions.bp(sid, BASIC, line_of(BASIC, "add-body"))
-    sessions.launch(sid, BASIC, launcher="docker", env={"GREETING": "ahoy"})
+    launched = sessions.launch(sid, BASIC, launcher="docker", env={"GREETING": "ahoy"})
     status = sessions.wait(sid, timeout=60)
     assert status["status"] == "paused"
     assert status["location"] == {"file": BASIC, "line": line_of(BASIC, "add-body"), "function": "add"}
+    # which Python runs it: the image's, not the relay's (its keeper, on the same interpreter, says)
+    (container,) = managed(docker_client, sid)
+    theirs = container.exec_run(["python", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"])
+    assert launched["python"] == theirs.output.decode().strip(), launched
+    assert ok(api.get(f"/sessions/{sid}"))["python"] == launched["python"]
     frames = ok(api.get(f"/sessions/{sid}/stacktrace"))["frames"]
     assert [f["file"] for f in frames[:3]] == [BASIC] * 3
     src = ok(

@@ -697,6 +697,7 @@ def test_the_launch_answer_says_which_python_runs_the_program_and_when_it_runs_s
     launched = sessions.launch(sid, target("basic.py"))
     version = f"{sys.version_info[0]}.{sys.version_info[1]}"  # the local target runs the relay's Python
     assert launched["python"] == version, launched
+    assert ok(api.get(f"/sessions/{sid}"))["python"] == version  # and the session says it while it lives
     if sys.version_info < (3, 12):  # the line tracer: 4-7x on CPU-bound code, said with the way out
         assert "3.12+" in launched["warning"] and "'python'" in launched["warning"], launched
     else:

@@ -622,6 +622,7 @@ class Keeper(object):
                 "exit_code": self.exit_code,
                 "pid": self.child.pid if self.child is not None else None,
                 "processes": self.process_list(),
+                "python": "%d.%d" % sys.version_info[:2],  # the keeper runs on the program's interpreter
             },
         }
         out = bytearray(encode(hello))

@@ -245,6 +245,7 @@ class SessionRecord(Model):
     # relay acts on those fields only when their seal holds; never shown
     seals: dict[str, str] = msgspec.field(default_factory=dict)
     exit_code: int | None = None
+    python: str | None = None  # the major.minor of the program's interpreter, when known
     reason: str | None = None
     error: ErrorBody | None = None
     breakpoints: list[BreakpointRecord] = msgspec.field(default_factory=list)

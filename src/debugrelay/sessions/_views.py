@@ -186,6 +186,7 @@ def session_view(session: Session, expires_in: float | None = None) -> dict[str,
         out["expires_in_seconds"] = round(max(0.0, expires_in), 1)
     if rec.launch is not None:
         out["launch"] = masked_launch(rec.launch)
+        out["python"] = rec.python
     if rec.attach is not None:
         out["attach"] = _compact(msgspec.to_builtins(rec.attach))
     if rec.target is not None:
