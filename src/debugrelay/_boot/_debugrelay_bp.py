@@ -34,7 +34,7 @@ def _parts(spec: str) -> tuple[Any, ...]:
     if hit is not None:
         op, number, rest = hit
         test = _hit_test(op, int(number), int(rest or 0))
-    found = (key, code, test, tuple(first) if first else None)
+    found = (key + ":runs", key, code, test, tuple(first) if first else None)
     _compiled[spec] = found
     return found
 
@@ -65,37 +65,38 @@ def _first_entry(first: tuple[str, int, int]) -> bool:
     return not any(e == lasti and line < (n or 0) <= end for _, e, n in frame.f_code.co_lines())
 
 
-def _counted(key: str) -> None:
-    """One more run of the line; about once a second the runs and hits so far go to the relay through the
-    debugger's console channel."""
-    now = _monotonic()
-    state = _runs.get(key)
-    if state is None:
-        state = _runs[key] = [0, now, 0]
-    state[0] += 1
-    if now - state[1] >= REPORT_EVERY:
-        try:
-            import pydevd  # type: ignore[import-not-found]
+def _report(runs_key: str, key: str, state: list[float], now: float) -> None:
+    """The line's runs and hits so far, to the relay through the debugger's console channel (about once
+    a second while the line runs)."""
+    try:
+        import pydevd  # type: ignore[import-not-found]
 
-            db = pydevd.get_global_debugger()
-            hits = _hits.get(key.removesuffix(":runs"), 0)
-            rate = (state[0] - state[2]) / (now - state[1])
-            text = "%s%s %d %d %.1f\n" % (MARKER, key, state[0], hits, rate)  # noqa: UP031 (no f-string work per run)
-            db.writer.add_command(db.cmd_factory.make_console_message(text))
-        except Exception:
-            pass
-        state[1], state[2] = now, state[0]
+        db = pydevd.get_global_debugger()
+        rate = (state[0] - state[2]) / (now - state[1])
+        text = "%s%s %d %d %.1f\n" % (MARKER, runs_key, state[0], _hits.get(key, 0), rate)  # noqa: UP031
+        db.writer.add_command(db.cmd_factory.make_console_message(text))
+    except Exception:
+        pass
+    state[1], state[2] = now, state[0]
 
 
 def check(spec: str) -> bool:
     """Whether the program stops here: not a statement's second event, the line's run counted, the
-    condition true in the frame debugpy evaluates it in, then the hit counted and its condition true."""
-    key, code, test, first = _compiled.get(spec) or _parts(spec)
+    condition true in the frame debugpy evaluates it in, then the hit counted and its condition true.
+
+    Run on every execution of the line: one lookup, one clock read, no call it can do without."""
+    runs_key, key, code, test, first = _compiled.get(spec) or _parts(spec)
     if first is not None and not _first_entry(first):
         return False
     if code is None and test is None:
         return True
-    _counted(key + ":runs")
+    now = _monotonic()
+    state = _runs.get(runs_key)
+    if state is None:
+        state = _runs[runs_key] = [0, now, 0]
+    state[0] += 1
+    if now - state[1] >= REPORT_EVERY:
+        _report(runs_key, key, state, now)
     if code is not None:
         frame = sys._getframe(1)  # debugpy's eval of the condition: the program frame's globals and locals
         if not eval(code, frame.f_globals, frame.f_locals):  # noqa: S307 (the agent's condition, as debugpy runs it)
