@@ -1,18 +1,20 @@
 """A breakpoint's checks in the debugged program, compiled once (stdlib only; on a launched target's path).
 
 debugpy evaluates a breakpoint's condition with ``eval(text, ...)`` on every run of its line, compiling
-the text each time: compiling costs by the token, and the relay's additions (the line's runs counted and
+the text each time: compiling costs by the node, and the relay's additions (the line's runs counted and
 reported, the hit count tested after the condition, one hit per execution of a statement spanning lines)
 spelled out in the text made each run cost several times what the condition alone does. So the relay
-sends only ``_debugrelay_check('SPEC')``: one name and one string literal (cheaper to compile than most
-conditions are), the builtin this module installs at start-up (sitecustomize imports it). SPEC is JSON:
-``[key, condition, hit, first]``, ``hit`` ``[op, number, rest]`` or null, ``first`` ``[file name, line,
-last line]`` of a statement spanning lines or null; it is read and its condition compiled on its first
-run, then looked up.
+sends only ``_debugrelay_check._SPEC``: one attribute read, cheaper to compile than the shortest
+comparison (2.9 against 3.4 us; a call with a string would be 4.3). ``_debugrelay_check`` is the object
+this module makes a builtin at start-up (sitecustomize imports it); reading any attribute of it runs the
+checks. SPEC is base32 (no padding) of JSON ``[key, condition, hit, first]``: ``hit`` ``[op, number,
+rest]`` or null, ``first`` ``[file name, line, last line]`` of a statement spanning lines or null; it is
+decoded and its condition compiled on its first run, then looked up.
 """
 
 from __future__ import annotations
 
+import base64
 import builtins
 import json
 import sys
@@ -28,7 +30,8 @@ REPORT_EVERY = 1.0  # seconds between two reports of a line's runs
 
 
 def _parts(spec: str) -> tuple[Any, ...]:
-    key, condition, hit, first = json.loads(spec)
+    encoded = spec[1:]
+    key, condition, hit, first = json.loads(base64.b32decode(encoded + "=" * (-len(encoded) % 8)))
     code = compile(condition, "<breakpoint condition>", "eval") if condition else None
     test = None
     if hit is not None:
@@ -56,7 +59,7 @@ def _first_entry(first: tuple[str, int, int]) -> bool:
     """False at the second 'line' event CPython fires on the first line of a statement spanning lines (the
     frame comes back to it from the statement's later lines): one execution, one stop."""
     name, line, end = first
-    frame = sys._getframe(2)  # past this function and check: the condition being evaluated, then up
+    frame = sys._getframe(2)  # past this function and the checks: the condition being evaluated, then up
     while frame is not None and not (frame.f_lineno == line and frame.f_code.co_filename.endswith(name)):
         frame = frame.f_back
     if frame is None:
@@ -80,33 +83,39 @@ def _report(runs_key: str, key: str, state: list[float], now: float) -> None:
     state[1], state[2] = now, state[0]
 
 
-def check(spec: str) -> bool:
-    """Whether the program stops here: not a statement's second event, the line's run counted, the
-    condition true in the frame debugpy evaluates it in, then the hit counted and its condition true.
+class Checks:
+    """``_debugrelay_check``: reading its attribute ``_SPEC`` runs that breakpoint's checks and gives
+    whether the program stops there."""
 
-    Run on every execution of the line: one lookup, one clock read, no call it can do without."""
-    runs_key, key, code, test, first = _compiled.get(spec) or _parts(spec)
-    if first is not None and not _first_entry(first):
-        return False
-    if code is None and test is None:
-        return True
-    now = _monotonic()
-    state = _runs.get(runs_key)
-    if state is None:
-        state = _runs[runs_key] = [0, now, 0]
-    state[0] += 1
-    if now - state[1] >= REPORT_EVERY:
-        _report(runs_key, key, state, now)
-    if code is not None:
-        frame = sys._getframe(1)  # debugpy's eval of the condition: the program frame's globals and locals
-        if not eval(code, frame.f_globals, frame.f_locals):  # noqa: S307 (the agent's condition, as debugpy runs it)
+    __slots__ = ()
+
+    def __getattribute__(self, spec: str) -> bool:
+        """Not a statement's second event, the line's run counted, the condition true in the frame debugpy
+        evaluates it in, then the hit counted and its condition true.
+
+        Run on every execution of the line: one lookup, one clock read, no call it can do without."""
+        runs_key, key, code, test, first = _compiled.get(spec) or _parts(spec)
+        if first is not None and not _first_entry(first):
             return False
-    if test is None:
-        return True
-    hits = _hits[key] = _hits.get(key, 0) + 1
-    return bool(test(hits))
+        if code is None and test is None:
+            return True
+        now = _monotonic()
+        state = _runs.get(runs_key)
+        if state is None:
+            state = _runs[runs_key] = [0, now, 0]
+        state[0] += 1
+        if now - state[1] >= REPORT_EVERY:
+            _report(runs_key, key, state, now)
+        if code is not None:
+            frame = sys._getframe(1)  # debugpy's eval of the condition: the program frame's globals and locals
+            if not eval(code, frame.f_globals, frame.f_locals):  # noqa: S307 (the agent's condition, as debugpy runs it)
+                return False
+        if test is None:
+            return True
+        hits = _hits[key] = _hits.get(key, 0) + 1
+        return bool(test(hits))
 
 
 def install() -> None:
-    """``_debugrelay_check`` among the builtins: the name a breakpoint's condition calls."""
-    builtins.__dict__.setdefault("_debugrelay_check", check)
+    """``_debugrelay_check`` among the builtins: the name a breakpoint's condition reads."""
+    builtins.__dict__.setdefault("_debugrelay_check", Checks())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import hashlib
 import json
@@ -252,16 +253,16 @@ def first_entry_test(bp: BreakpointRecord, roots: SourceRoots) -> str | None:
 
 
 def compiled_check(record: SessionRecord, bp: BreakpointRecord, roots: SourceRoots) -> str | None:
-    """The condition debugpy evaluates on each run of the line, for a launched target: one call to the
-    builtin its start-up hook installs (``_boot/_debugrelay_bp.py``: the checks compiled there once) with
-    the breakpoint as one JSON string; None when the breakpoint needs no check (a plain one on a one-line statement)."""
+    """The condition debugpy evaluates on each run of the line, for a launched target: one attribute of the
+    builtin its start-up hook installs (``_boot/_debugrelay_bp.py``: the checks compiled there once), the
+    breakpoint's JSON in its name; None when the breakpoint needs no check (a plain one on a one-line statement)."""
     condition = compile_expression(bp.condition, "condition") if bp.condition else None
     hit = parse_hit_condition(bp.hit_condition) if bp.hit_condition else None
     first = _statement_span(bp, roots)
     if condition is None and hit is None and first is None:
         return None
     spec = json.dumps([_hits_key(record, bp), condition, hit, first], separators=(",", ":"))
-    return f"_debugrelay_check({spec!r})"
+    return "_debugrelay_check._" + base64.b32encode(spec.encode()).decode().rstrip("=")
 
 
 def _statement_span(bp: BreakpointRecord, roots: SourceRoots) -> tuple[str, int, int] | None:
