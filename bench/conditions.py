@@ -2,9 +2,10 @@
 and nbody (a bench dependency, from PyPI) and the test suite of more-itertools (its sdist, from PyPI, run
 with pytest). Each runs plain, plain with the relay's start-up hooks, under debugpy alone (a raw DAP client
 sends the same breakpoint) and under the relay: with no breakpoint, one in the hot file never reached, a
-false condition on the hot line, a hit count never reached there, both, and a logpoint printing every
-1,000th run. Local targets on this Python and container targets on the target image's (3.13). The
-programs time themselves (pytest its own run), so start-up and attach are not counted.
+false condition on the hot line, a hit count never reached there, both, a logpoint printing every
+1,000th run, and a capture point whose condition never holds. Local targets on this Python and container
+targets on the target image's (3.13). The programs time themselves (pytest its own run), so start-up and
+attach are not counted.
 
 ``make bench-conditions`` (or ``.venv/bin/python -m bench.conditions [--runs N] [--only richards,suite]
 [--where local,container]``): prints seconds (median of N runs) and the ratio relay / debugpy alone per
@@ -69,7 +70,7 @@ def _benchmarks() -> Path:
     return Path(pyperformance.__file__).parent / "data-files" / "benchmarks"
 
 
-KINDS = ("none", "unreached", "condition", "hit_count", "condition+hit_count", "logpoint")
+KINDS = ("none", "unreached", "condition", "hit_count", "condition+hit_count", "logpoint", "capture")
 
 
 def workloads(workdir: Path, chosen: set[str]) -> list[Workload]:
@@ -149,6 +150,8 @@ def breakpoint_of(kind: str, work: Workload) -> dict[str, Any] | None:
         "hit_count": {**line, "hitCondition": NEVER},
         "condition+hit_count": {**line, "condition": work.condition, "hitCondition": NEVER},
         "logpoint": {**line, "hitCondition": LOG_EVERY, "logMessage": "run {__name__}"},
+        # a capture point that records a row when its condition holds (never here): debugpy's own is a logpoint
+        "capture": {**line, "condition": work.condition, "logMessage": "{__name__}"},
     }
     return cases[kind]
 
@@ -281,7 +284,10 @@ def under_relay(relay: Relay, work: Workload, kind: str, launcher: str) -> float
     sid = relay.call("POST", "/sessions", json={})["session_id"]
     try:
         bp = breakpoint_of(kind, work)
-        if bp is not None:
+        if kind == "capture" and bp is not None:
+            capture = {"file": work.file, "line": bp["line"], "expressions": ["__name__"], "condition": work.condition}
+            relay.call("POST", f"/sessions/{sid}/captures", json=capture)
+        elif bp is not None:
             body: dict[str, Any] = {"source": {"path": work.file}, "line": bp["line"]}
             named = (("condition", "condition"), ("hitCondition", "hit_condition"), ("logMessage", "log_message"))
             body.update({ours: bp[theirs] for theirs, ours in named if theirs in bp})

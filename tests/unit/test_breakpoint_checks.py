@@ -1,0 +1,87 @@
+"""The condition a launched target's debugpy evaluates for a conditional or counted breakpoint: the text the
+relay sends, evaluated as debugpy does (``eval`` in the frame's globals and locals) against the start-up
+hook's builtin. No debugpy here: the contract between the two halves."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import importlib.util
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from debugrelay.models import BreakpointRecord, SessionRecord
+from debugrelay.sessions import SourceRoots
+from debugrelay.sessions.breakpoints._sync import compiled_check
+
+BOOT = Path(__file__).resolve().parents[2] / "src" / "debugrelay" / "_boot" / "_debugrelay_bp.py"
+
+
+@pytest.fixture
+def checks(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
+    """The target's half, loaded fresh, its builtin installed for this test only, its counts kept apart."""
+    spec = importlib.util.spec_from_file_location("_debugrelay_bp_under_test", BOOT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setattr(sys, "_debugrelay_runs", {}, raising=False)
+    monkeypatch.setattr(sys, "_debugrelay_hits", {}, raising=False)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(builtins, "_debugrelay_check", module.Checks(), raising=False)
+    yield module
+
+
+def sent(tmp_path: Path, **fields: Any) -> str:
+    """What the relay sends debugpy as the condition of a line breakpoint with ``fields``."""
+    source = tmp_path / "loop.py"
+    source.write_text("for i in range(10):\n    total = i\n")
+    bp = BreakpointRecord(id="bp_1", file=str(source), line=2, verified=True, **fields)
+    text = compiled_check(SessionRecord(id="sess_unit"), bp, SourceRoots((str(tmp_path),)))
+    assert text is not None
+    return text
+
+
+def stops(text: str, **local: Any) -> bool:
+    """One run of the line, as debugpy evaluates the condition."""
+    return bool(eval(text, {"__name__": "loop"}, local))  # noqa: S307 (the condition under test)
+
+
+def test_the_condition_debugpy_compiles_is_one_attribute_read(tmp_path: Path) -> None:
+    text = sent(tmp_path, condition="i > 3 and i % 2 == 0", hit_condition="% 2")
+    tree = ast.parse(text, mode="eval").body
+    assert isinstance(tree, ast.Attribute) and isinstance(tree.value, ast.Name)
+    assert tree.value.id == "_debugrelay_check"
+    assert "i > 3" not in text  # carried inside the name, not as code debugpy compiles on every run
+
+
+def test_the_condition_decides_and_every_run_of_the_line_is_counted(checks: ModuleType, tmp_path: Path) -> None:
+    text = sent(tmp_path, condition="i > 6")
+    assert [i for i in range(10) if stops(text, i=i)] == [7, 8, 9]
+    runs = sys._debugrelay_runs  # type: ignore[attr-defined]
+    assert [state[0] for key, state in runs.items() if key.startswith("bp_1:")] == [10]
+
+
+def test_the_hit_count_counts_only_runs_where_the_condition_held(checks: ModuleType, tmp_path: Path) -> None:
+    text = sent(tmp_path, condition="i % 3 == 0", hit_condition="% 2")
+    # the condition holds at 0, 3, 6, 9: hits 1-4; every second hit stops
+    assert [i for i in range(10) if stops(text, i=i)] == [3, 9]
+    hits = sys._debugrelay_hits  # type: ignore[attr-defined]
+    assert list(hits.values()) == [4]
+
+
+def test_a_hit_count_alone_stops_at_its_hit(checks: ModuleType, tmp_path: Path) -> None:
+    text = sent(tmp_path, hit_condition=">= 9")
+    assert [i for i in range(10) if stops(text, i=i)] == [8, 9]
+
+
+def test_a_condition_that_raises_reaches_debugpy_as_its_own_error(checks: ModuleType, tmp_path: Path) -> None:
+    text = sent(tmp_path, condition="missing_name > 1")
+    with pytest.raises(NameError, match="missing_name"):
+        stops(text, i=1)
+    text = sent(tmp_path, condition="i.no_such_attribute")
+    with pytest.raises(AttributeError, match="no_such_attribute"):
+        stops(text, i=1)
