@@ -8,7 +8,6 @@ import ast
 import builtins
 import importlib.util
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -23,7 +22,7 @@ BOOT = Path(__file__).resolve().parents[2] / "src" / "debugrelay" / "_boot" / "_
 
 
 @pytest.fixture
-def checks(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
+def checks(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     """The target's half, loaded fresh, its builtin installed for this test only, its counts kept apart."""
     spec = importlib.util.spec_from_file_location("_debugrelay_bp_under_test", BOOT)
     assert spec is not None and spec.loader is not None
@@ -32,7 +31,7 @@ def checks(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
     monkeypatch.setattr(sys, "_debugrelay_hits", {}, raising=False)
     spec.loader.exec_module(module)
     monkeypatch.setattr(builtins, "_debugrelay_check", module.Checks(), raising=False)
-    yield module
+    return module
 
 
 def sent(tmp_path: Path, **fields: Any) -> str:
@@ -47,7 +46,7 @@ def sent(tmp_path: Path, **fields: Any) -> str:
 
 def stops(text: str, **local: Any) -> bool:
     """One run of the line, as debugpy evaluates the condition."""
-    return bool(eval(text, {"__name__": "loop"}, local))  # noqa: S307 (the condition under test)
+    return bool(eval(text, {"__name__": "loop"}, local))
 
 
 def test_the_condition_debugpy_compiles_is_one_attribute_read(tmp_path: Path) -> None:
