@@ -62,6 +62,38 @@ def test_a_peer_that_is_not_a_debugger_is_named_so_without_its_bytes(api: httpx.
     assert session_ids(api) == before
 
 
+LATE = target("late_listen.py")
+
+
+def test_an_attach_waits_for_a_debugpy_that_starts_listening_a_few_seconds_later(
+    api: httpx.Client, sessions: Sessions
+) -> None:
+    port = free_port()
+    program = subprocess.Popen([sys.executable, LATE, str(port), "4"], stdout=subprocess.DEVNULL)
+    try:
+        # asked at once: debugpy listens 4 s later (the keeper gave up after 3 s, answering launch_failed)
+        answer = api.post("/sessions", json={"mode": "attach", "host": "127.0.0.1", "port": port})
+        sid = ok(answer, 201)["session_id"]
+        sessions.created.append(sid)
+        sessions.bp(sid, LATE, line_of(LATE, "late-loop"))
+        status = sessions.wait(sid)
+        assert status["status"] == "paused" and status["location"]["line"] == line_of(LATE, "late-loop"), status
+        ok(api.post(f"/sessions/{sid}/detach"))
+    finally:
+        end_debugpy(program, port)
+
+
+def test_an_attach_where_no_debugpy_ever_listens_says_so(api: httpx.Client) -> None:
+    before = session_ids(api)
+    port = free_port()
+    error = error_of(
+        api.post("/sessions", json={"mode": "attach", "host": "127.0.0.1", "port": port}), 400, "launch_failed"
+    )
+    # the keeper's own words (not a timeout of the relay's, nor a closed connection)
+    assert f"cannot reach debugpy at 127.0.0.1:{port}" in error["message"], error
+    assert session_ids(api) == before
+
+
 @pytest.mark.parametrize("host", ["169.254.169.254", "224.0.0.1", "0.0.0.0"])
 def test_metadata_multicast_and_unspecified_addresses_are_never_attached_to(api: httpx.Client, host: str) -> None:
     before = session_ids(api)

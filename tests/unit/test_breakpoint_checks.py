@@ -44,9 +44,9 @@ def sent(tmp_path: Path, **fields: Any) -> str:
     return text
 
 
-def stops(text: str, **local: Any) -> bool:
+def stops(text: str, **local: Any) -> Any:
     """One run of the line, as debugpy evaluates the condition."""
-    return bool(eval(text, {"__name__": "loop"}, local))
+    return eval(text, {"__name__": "loop"}, local)
 
 
 def test_the_condition_debugpy_compiles_is_one_attribute_read(tmp_path: Path) -> None:
@@ -84,3 +84,18 @@ def test_a_condition_that_raises_reaches_debugpy_as_its_own_error(checks: Module
     text = sent(tmp_path, condition="i.no_such_attribute")
     with pytest.raises(AttributeError, match="no_such_attribute"):
         stops(text, i=1)
+
+
+def test_a_logpoints_message_is_made_only_when_it_is_printed(checks: ModuleType, tmp_path: Path) -> None:
+    made: list[int] = []
+    text = sent(tmp_path, condition="i > 7", log_message="i={note(i)}")
+    # debugpy evaluates a logpoint's message on every run and prints it unless it is empty
+    printed = [stops(text, i=i, note=lambda i: made.append(i) or i) for i in range(10)]
+    assert printed == [""] * 8 + ["i=8", "i=9"]
+    assert made == [8, 9]  # not made (nor its side effects run) where the condition failed
+
+
+def test_a_logpoint_without_condition_says_its_message_every_run(checks: ModuleType, tmp_path: Path) -> None:
+    text = sent(tmp_path, log_message="total is {total!r:>4}")
+    assert stops(text, total=7) == "total is    7"
+    assert str(eval(text, {}, {"total": 8})) == "total is    8"

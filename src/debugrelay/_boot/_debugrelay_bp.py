@@ -7,9 +7,15 @@ spelled out in the text made each run cost several times what the condition alon
 sends only ``_debugrelay_check._SPEC``: one attribute read, cheaper to compile than the shortest
 comparison (2.9 against 3.4 us; a call with a string would be 4.3). ``_debugrelay_check`` is the object
 this module makes a builtin at start-up (sitecustomize imports it); reading any attribute of it runs the
-checks. SPEC is base32 (no padding) of JSON ``[key, condition, hit, first]``: ``hit`` ``[op, number,
-rest]`` or null, ``first`` ``[file name, line, last line]`` of a statement spanning lines or null; it is
-decoded and its condition compiled on its first run, then looked up.
+checks. SPEC is base32 (no padding) of JSON ``[key, condition, hit, first, message]``: ``hit`` ``[op,
+number, rest]`` or null, ``first`` ``[file name, line, last line]`` of a statement spanning lines or null,
+``message`` a logpoint's f-string source or null; it is decoded and compiled on its first run, then
+looked up.
+
+A logpoint's message is where debugpy is sent the attribute (it has no condition then): debugpy
+evaluates a logpoint's message on every run of the line, whatever its condition, and prints it unless
+it is empty. The attribute gives the message when the checks pass, else "" (nothing printed): a message
+(a capture point's row of values, say) is only made when it is printed.
 """
 
 from __future__ import annotations
@@ -31,13 +37,14 @@ REPORT_EVERY = 1.0  # seconds between two reports of a line's runs
 
 def _parts(spec: str) -> tuple[Any, ...]:
     encoded = spec[1:]
-    key, condition, hit, first = json.loads(base64.b32decode(encoded + "=" * (-len(encoded) % 8)))
+    key, condition, hit, first, message = json.loads(base64.b32decode(encoded + "=" * (-len(encoded) % 8)))
     code = compile(condition, "<breakpoint condition>", "eval") if condition else None
+    says = compile(message, "<logpoint message>", "eval") if message else None
     test = None
     if hit is not None:
         op, number, rest = hit
         test = _hit_test(op, int(number), int(rest or 0))
-    found = (key + ":runs", key, code, test, tuple(first) if first else None)
+    found = (key + ":runs", key, code, test, tuple(first) if first else None, says)
     _compiled[spec] = found
     return found
 
@@ -89,31 +96,35 @@ class Checks:
 
     __slots__ = ()
 
-    def __getattribute__(self, spec: str) -> bool:
+    def __getattribute__(self, spec: str) -> bool | str:
         """Not a statement's second event, the line's run counted, the condition true in the frame debugpy
-        evaluates it in, then the hit counted and its condition true.
+        evaluates it in, then the hit counted and its condition true: True (a logpoint: its message), else
+        False (a logpoint: "").
 
         Run on every execution of the line: one lookup, one clock read, no call it can do without."""
-        runs_key, key, code, test, first = _compiled.get(spec) or _parts(spec)
+        runs_key, key, code, test, first, says = _compiled.get(spec) or _parts(spec)
         if first is not None and not _first_entry(first):
-            return False
-        if code is None and test is None:
+            return False if says is None else ""
+        if code is not None or test is not None:
+            now = _monotonic()
+            state = _runs.get(runs_key)
+            if state is None:
+                state = _runs[runs_key] = [0, now, 0]
+            state[0] += 1
+            if now - state[1] >= REPORT_EVERY:
+                _report(runs_key, key, state, now)
+            # debugpy's eval of this attribute: the program frame's globals and locals
+            frame = sys._getframe(1)
+            if code is not None and not eval(code, frame.f_globals, frame.f_locals):  # noqa: S307 (the agent's condition, as debugpy runs it)
+                return False if says is None else ""
+            if test is not None:
+                hits = _hits[key] = _hits.get(key, 0) + 1
+                if not test(hits):
+                    return False if says is None else ""
+        if says is None:
             return True
-        now = _monotonic()
-        state = _runs.get(runs_key)
-        if state is None:
-            state = _runs[runs_key] = [0, now, 0]
-        state[0] += 1
-        if now - state[1] >= REPORT_EVERY:
-            _report(runs_key, key, state, now)
-        if code is not None:
-            frame = sys._getframe(1)  # debugpy's eval of the condition: the program frame's globals and locals
-            if not eval(code, frame.f_globals, frame.f_locals):  # noqa: S307 (the agent's condition, as debugpy runs it)
-                return False
-        if test is None:
-            return True
-        hits = _hits[key] = _hits.get(key, 0) + 1
-        return bool(test(hits))
+        frame = sys._getframe(1)
+        return str(eval(says, frame.f_globals, frame.f_locals))  # noqa: S307 (the agent's message)
 
 
 def install() -> None:

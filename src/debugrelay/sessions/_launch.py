@@ -35,7 +35,9 @@ if TYPE_CHECKING:
     from ._session import Session
 
 log = logging.getLogger(__name__)
-ATTACH_RETRY_SECONDS = 5.0  # a debugpy someone else starts may still be coming up
+# a debugpy someone else starts may still be coming up: the keeper holding it tries for 5 s (its
+# ATTACH_REACH), then answers why it could not; the relay waits longer, so that answer is what it says
+ATTACH_RETRY_SECONDS = 8.0
 
 
 async def launch(session: Session, spec: LaunchRequest) -> None:

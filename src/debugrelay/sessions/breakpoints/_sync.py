@@ -30,7 +30,7 @@ from ._common import (
     settings_of,
     state_of,
 )
-from ._requests import compile_expression, parse_hit_condition, pydevd_log_message
+from ._requests import compile_expression, log_expression, parse_hit_condition, pydevd_log_message
 
 if TYPE_CHECKING:
     from debugrelay.dap import DapClient
@@ -253,15 +253,17 @@ def first_entry_test(bp: BreakpointRecord, roots: SourceRoots) -> str | None:
 
 
 def compiled_check(record: SessionRecord, bp: BreakpointRecord, roots: SourceRoots) -> str | None:
-    """The condition debugpy evaluates on each run of the line, for a launched target: one attribute of the
-    builtin its start-up hook installs (``_boot/_debugrelay_bp.py``: the checks compiled there once), the
-    breakpoint's JSON in its name; None when the breakpoint needs no check (a plain one on a one-line statement)."""
+    """What debugpy evaluates on each run of the line, for a launched target: one attribute of the builtin
+    its start-up hook installs (``_boot/_debugrelay_bp.py``: the checks compiled there once), the
+    breakpoint's JSON in its name. It gives whether to stop or, for a logpoint, the message (empty: none
+    this time). None when the breakpoint needs no check (a plain one on a one-line statement)."""
     condition = compile_expression(bp.condition, "condition") if bp.condition else None
     hit = parse_hit_condition(bp.hit_condition) if bp.hit_condition else None
     first = _statement_span(bp, roots)
-    if condition is None and hit is None and first is None:
+    message = log_expression(bp.log_message) if bp.log_message else None
+    if condition is None and hit is None and first is None and message is None:
         return None
-    spec = json.dumps([_hits_key(record, bp), condition, hit, first], separators=(",", ":"))
+    spec = json.dumps([_hits_key(record, bp), condition, hit, first, message], separators=(",", ":"))
     return "_debugrelay_check._" + base64.b32encode(spec.encode()).decode().rstrip("=")
 
 
@@ -279,9 +281,13 @@ def _dap_args(record: SessionRecord, bp: BreakpointRecord, roots: SourceRoots) -
     args: dict[str, Any] = {}
     if record.mode == "launch":  # the start-up folder is on the target's path: its checks, compiled once
         check = compiled_check(record, bp, roots)
-        if check:
+        if check and bp.log_message:
+            # debugpy evaluates a logpoint's message on every run, before and whatever its condition (and
+            # compiles it each time): the checks come first inside it, the message only when they pass
+            args["logMessage"] = "{" + check + "}"
+        elif check:
             args["condition"] = check
-        if bp.log_message:
+        elif bp.log_message:
             args["logMessage"] = pydevd_log_message(bp.log_message)
         return args
     # a program someone else started has no start-up folder of ours: the checks spelled out in the text
