@@ -300,7 +300,7 @@ def under_relay(relay: Relay, work: Workload, kind: str, launcher: str) -> float
         if launcher == "docker" and work.pythonpath:
             launch["pythonpath"] = work.pythonpath
         relay.call("POST", f"/sessions/{sid}/launch", json=launch)
-        while (status := relay.call("POST", f"/sessions/{sid}/wait", json={"timeout": 300}))["status"] == "running":
+        while (status := relay.call("POST", f"/sessions/{sid}/wait", json={"timeout": 90}))["status"] == "running":
             pass
         if status["status"] != "terminated":
             raise RuntimeError(f"the {kind} breakpoint stopped the run: {status}")
