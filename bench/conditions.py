@@ -7,9 +7,10 @@ false condition on the hot line, a hit count never reached there, both, a logpoi
 targets on the target image's (3.13). The programs time themselves (pytest its own run), so start-up and
 attach are not counted.
 
-``make bench-conditions`` (or ``.venv/bin/python -m bench.conditions [--runs N] [--only richards,suite]
-[--where local,container]``): prints seconds (median of N runs) and the ratio relay / debugpy alone per
-case; every process and container it starts is ended."""
+``make bench-conditions`` (or ``.venv/bin/python -m bench.conditions [--runs N] [--suite-runs N] [--only
+richards,suite] [--where local,container] [--kinds condition,logpoint]``): prints seconds (median of N
+runs; the suite once by default, a debugged run of it takes minutes on 3.11) and the ratio relay /
+debugpy alone per case; every process and container it starts is ended. About 40 minutes in all."""
 
 from __future__ import annotations
 
@@ -350,6 +351,7 @@ def measure(
 def main(argv_: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--suite-runs", type=int, default=1, help="runs of the test suite (minutes each, debugged)")
     parser.add_argument("--only", default="richards,nbody,suite", help="comma-separated workloads")
     parser.add_argument("--where", default="local,container", help="local, container or both")
     parser.add_argument("--kinds", default=",".join(KINDS), help="comma-separated breakpoint kinds")
@@ -380,7 +382,7 @@ def main(argv_: list[str] | None = None) -> int:
                     place,
                     work,
                     kinds=args.kinds.split(","),
-                    runs=args.runs,
+                    runs=args.suite_runs if work.name == "suite" else args.runs,
                     relay=relay,
                     workdir=workdir,
                     boot=boot,

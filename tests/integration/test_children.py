@@ -87,6 +87,28 @@ def stops_until_the_end(api: httpx.Client, sessions: Sessions, sid: str, express
         ok(api.post(f"/sessions/{sid}/continue"))
 
 
+@pytest.mark.parametrize(
+    ("script", "args", "printed"),
+    [
+        (POOL, ["fork"], "squares [0, 1, 4, 9]\nPOOL-END\n"),
+        (POOL, ["spawn"], "squares [0, 1, 4, 9]\nPOOL-END\n"),
+        (EXECUTOR, [], "cubes [0, 1, 8, 27]\nEXECUTOR-END\n"),
+        (RUN, [], "child squared 49\nRUN-END 0\n"),
+    ],
+)
+def test_with_child_debugging_on_and_nothing_to_stop_at_a_program_runs_to_its_end(
+    api: httpx.Client, sessions: Sessions, script: str, args: list[str], printed: str
+) -> None:
+    sid = sessions.create()
+    ok(api.post(f"/sessions/{sid}/exception-breakpoints", json={"filters": []}))  # no breakpoint of any kind
+    sessions.launch(sid, script, args=args, debug_subprocesses=True)
+    ended = sessions.wait(sid, timeout=120)
+    assert ended["status"] == "terminated" and ended["exit_code"] == 0, ended
+    assert output_text(api, sid, "stdout").endswith(printed)
+    children = [p for p in ok(api.get(f"/sessions/{sid}/processes"))["processes"] if not p.get("root")]
+    assert children and all(p.get("debugged", True) for p in children), children  # debugged, not skipped
+
+
 @pytest.mark.parametrize("method", ["fork", "spawn", "forkserver"])
 def test_a_breakpoint_in_a_pool_worker_stops_in_each_worker_process(
     api: httpx.Client, sessions: Sessions, method: str
