@@ -212,7 +212,8 @@ def _drive(dap: Dap, work: Workload, kind: str, output: Callable[[], str]) -> fl
     dap.event("initialized")
     bp = breakpoint_of(kind, work)
     dap.request("setBreakpoints", {"source": {"path": work.file}, "breakpoints": [bp] if bp else []})
-    dap.request("setExceptionBreakpoints", {"filters": []})
+    # as the relay's default: a test run pauses at a failing test (debugpy's "uncaught"), nothing else does
+    dap.request("setExceptionBreakpoints", {"filters": ["uncaught"] if work.module == "pytest" else []})
     dap.request("configurationDone")
     dap.response(attach)
 
