@@ -399,3 +399,21 @@ def test_a_value_known_in_two_cases_keeps_its_own_placeholder_for_each() -> None
     assert redactor.named("'HUNTER2-HORSE-BATTERY'", table, "evaluate") == "'[SECRET_2]'"
     out = redactor.text("'hunter2-horse-battery' 'HUNTER2-HORSE-BATTERY' 'Hunter2-Horse-Battery'", table, "output")
     assert out == "'[SECRET_1]' '[SECRET_2]' '[SECRET_1]'"
+
+
+def test_a_known_secret_inside_a_longer_value_hides_the_whole_value() -> None:
+    redactor, table = fresh()
+    redactor.text("password = 'Zq8vT2mKx9LpR4wN'", table, "output")  # known from then on
+    out = redactor.text(
+        "token=prefix-Zq8vT2mKx9LpR4wN-suffixvalue99 api_key: ab12cd34-Zq8vT2mKx9LpR4wN "
+        "secret='pre-Zq8vT2mKx9LpR4wN-post' {'Authorization': 'Bearer Zq8vT2mKx9LpR4wN'}",
+        table,
+        "output",
+    )
+    # no part of a value around the known secret shows (it used to: token=prefix-[SECRET_1]-suffixvalue99)
+    for part in ("prefix", "suffixvalue99", "ab12cd34", "pre-", "-post"):
+        assert part not in out, out
+    assert "'Bearer [SECRET_1]'" in out  # a word beside the secret is not one: the known placeholder stays
+    token = re.search(r"token=(\[SECRET_\d+\])", out)
+    assert token is not None, out
+    assert redactor.substitute(token.group(1), table, "text") == "prefix-Zq8vT2mKx9LpR4wN-suffixvalue99"

@@ -98,11 +98,21 @@ class Redactor:
         parts: list[str] = []
         pos = 0
         for start, end in rule.spans(s):
-            secret = s[start:end]
-            if not secret or start < pos or PLACEHOLDER.search(secret):
+            found = s[start:end]
+            if not found or start < pos or PLACEHOLDER.fullmatch(found):
                 continue
-            if rule.valid is not None and not rule.valid(secret, s, start):
+            if PLACEHOLDER.search(found):
+                # a secret hidden already inside one longer word (``token=pre-<known>-post``): the whole word
+                # is the secret, hidden under its real text, else the parts around the placeholder would show;
+                # words around a placeholder (``'Bearer [SECRET_1]'``) are not a secret of their own
+                revealed = _revealed(found, table)
+                if revealed is None or re.search(r"\s", PLACEHOLDER.sub("", found)):
+                    continue
+                secret = revealed
+            elif rule.valid is not None and not rule.valid(found, s, start):
                 continue
+            else:
+                secret = found
             parts += (s[pos:start], table.placeholder(secret, rule.name, rule.prefix, where))
             pos = end
         return "".join(parts) + s[pos:] if parts else s
@@ -216,6 +226,21 @@ class Redactor:
             return f"{quote}{entry.value}{quote}"
 
         return PLACEHOLDER.sub(put_back, text)
+
+
+def _revealed(text: str, table: Placeholders) -> str | None:
+    """``text`` with this session's placeholders put back as the values they stand for; None when one
+    of them is not the session's (text that only looks like a placeholder is left as it is)."""
+    unknown = False
+
+    def put_back(m: re.Match[str]) -> str:
+        nonlocal unknown
+        entry = table.by_placeholder.get(m.group(0))
+        unknown = unknown or entry is None
+        return entry.value if entry is not None else m.group(0)
+
+    found = PLACEHOLDER.sub(put_back, text)
+    return None if unknown else found
 
 
 def _raw_spans(text: str, mode: SubstituteMode) -> list[tuple[int, int]]:

@@ -154,10 +154,13 @@ def _emails(text: str) -> Iterator[tuple[int, int]]:
         at = text.find("@", at + 1)
 
 
-_VALUE = r"(?:'(?P<s>[^'\n]*)'|\"(?P<s2>[^\"\n]*)\"|(?P<s3>[^\s,;&}\])'\"(\[<>]+)(?![\w(\[]|\.\w))"
+# a bare value's characters; it runs on through placeholders of known secrets hidden inside it
+# (``token=pre-[SECRET_1]-post``: the whole value is one secret)
+_BARE = r"(?:[^\s,;&}\])'\"(\[<>]|\[[A-Z][A-Z0-9_]*_\d+\])"
+_VALUE = rf"(?:'(?P<s>[^'\n]*)'|\"(?P<s2>[^\"\n]*)\"|(?P<s3>{_BARE}+)(?![\w(\[]|\.\w))"
 # The same, for the finder: the bare value's run taken whole (possessive, so a run that fails is never
 # retried shorter); what may follow it is checked by the finder (``_CALLED``).
-_BARE_VALUE = r"(?:'(?P<s>[^'\n]*)'|\"(?P<s2>[^\"\n]*)\"|(?P<s3>[^\s,;&}\])'\"(\[<>]++))"
+_BARE_VALUE = rf"(?:'(?P<s>[^'\n]*)'|\"(?P<s2>[^\"\n]*)\"|(?P<s3>{_BARE}++))"
 _CALLED = ("(", "[")  # a bare value followed by these is code (a call, an index), not a literal
 _ASSIGNED_WORDS = (
     "password", "passwd", "passphrase", "pwd", "secret", "token", "apikey", "key", "authorization", "cookie",
