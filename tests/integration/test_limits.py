@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import httpx
@@ -81,6 +82,17 @@ def test_an_attach_pid_beyond_any_kernel_s_is_refused(api: httpx.Client) -> None
     before = session_count(api)
     error = error_of(api.post("/sessions", json={"mode": "attach", "pid": 49051298951}), 400, "invalid_request")
     assert "pid" in error["message"] or "pid" in str(error["details"])
+    assert session_count(api) == before
+
+
+def test_an_attach_to_the_relay_or_a_process_it_runs_under_is_refused(relay: Relay) -> None:
+    """The relay's parent (here: this test's own process, which started it) and the relay itself: the
+    debugger is never injected there, and nothing is created (pid 1: tests/unit/test_launch_policy.py)."""
+    api = relay.http
+    before = session_count(api)
+    for pid in (os.getpid(), relay.proc.pid):
+        error = error_of(api.post("/sessions", json={"mode": "attach", "pid": pid}), 403, "refused")
+        assert error["details"] == {"pid": pid} and "runs under" in error["message"], error
     assert session_count(api) == before
 
 

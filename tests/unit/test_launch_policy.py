@@ -11,6 +11,7 @@ import pytest
 
 from debugrelay.config import Settings, load_settings
 from debugrelay.errors import InvalidRequest, Refused
+from debugrelay.launchers.attach_policy import check_attach_pid
 from debugrelay.launchers.policy import TARGET_USER, LaunchPolicy, memory_bytes
 from debugrelay.models import ResourceLimits
 
@@ -197,3 +198,10 @@ def test_defaults_workspace_is_the_working_directory_and_launchers_are_a_setting
     monkeypatch.setenv("DEBUGRELAY_LAUNCHERS", "docker")
     docker_only = load_settings()
     assert docker_only.launchers == "docker" and docker_only.default_launcher == "docker"
+
+
+def test_the_machines_init_is_never_attached_to() -> None:
+    """pid 1 is above every process, the relay's too: refused before anything reaches it, whoever owns it."""
+    for settings in (load_settings(), load_settings(attach_other_users=True)):
+        with pytest.raises(Refused, match="runs under"):
+            check_attach_pid(settings, 1)

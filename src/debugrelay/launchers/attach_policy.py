@@ -9,6 +9,7 @@ addresses never. Attaching by PID injects code: only into processes of the relay
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import os
 import socket
@@ -100,7 +101,14 @@ def check_attach_again(settings: Settings, host: str, address: str) -> str:
 
 
 def check_attach_pid(settings: Settings, pid: int) -> None:
-    """Raise :class:`Refused` unless the relay may inject the debugger into process ``pid``."""
+    """Raise :class:`Refused` unless the relay may inject the debugger into process ``pid``: never the
+    relay itself nor a process it runs under (its parent, a supervisor, the machine's init)."""
+    if pid in _relay_and_ancestors():
+        raise Refused(
+            f"process {pid} is the relay or a process it runs under",
+            details={"pid": pid},
+            hint="Attach to the program you want to debug: find its pid with `ps` or `pgrep -f`.",
+        )
     if settings.attach_other_users:
         return
     try:
@@ -113,3 +121,11 @@ def check_attach_pid(settings: Settings, pid: int) -> None:
             details={"pid": pid, "setting": "DEBUGRELAY_ATTACH_OTHER_USERS"},
             hint="Attach by PID to processes of the relay's own user; the operator can allow more.",
         )
+
+
+def _relay_and_ancestors() -> set[int]:
+    """This process and every process above it, up to the machine's (or container's) init."""
+    found = {os.getpid(), 1}
+    with contextlib.suppress(psutil.Error):
+        found.update(p.pid for p in psutil.Process().parents())
+    return found
