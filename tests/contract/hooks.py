@@ -15,11 +15,17 @@ NO_PID = 1 << 22  # pids are below pid_max, which is at most 2**22
 NO_PORT = 1  # tcpmux: nothing listens there
 
 
+def _real(value: Any, top: int) -> bool:
+    """A value the relay would act on: an int in range (out of range, it is a case's invalid part, refused
+    before anything is reached, and must stay so)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= top
+
+
 def _defuse(body: Any) -> Any:
     if isinstance(body, dict):
-        if isinstance(body.get("pid"), int):
+        if _real(body.get("pid"), NO_PID):
             body["pid"] = NO_PID
-        if isinstance(body.get("port"), int):
+        if _real(body.get("port"), 65535):
             body["port"] = NO_PORT
         if isinstance(body.get("attach"), dict):
             _defuse(body["attach"])
@@ -35,5 +41,5 @@ def map_body(context: Any, body: Any) -> Any:
 def map_case(context: Any, case: Any) -> Any:
     """Every phase's cases: the coverage phase (boundary values such as pid 1, this machine's init)
     applies ``map_case`` but not ``map_body``."""
-    case.body = _defuse(case.body)
+    _defuse(case.body)  # in place: setting ``case.body`` marks the case changed (a null body stops being one)
     return case
