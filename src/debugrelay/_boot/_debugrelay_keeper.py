@@ -107,7 +107,7 @@ CONFIGURATION = frozenset(
 SCAN_SECONDS = 1.0  # how often the debuggee's descendants are looked for in /proc
 CHILDREN_ENV = "DEBUGRELAY_CHILDREN_SOCKET"  # a Python process of the program says its pid here as it starts
 FOLLOW_ENV = "DEBUGRELAY_CHILDREN"  # "debug": debugpy follows the program's children
-ATTACH_REACH = 5.0  # s a keeper holding a program it did not start tries to reach its debugpy (relay: 8)
+ATTACH_REACH = 6.0  # s a keeper holding a program it did not start tries to reach its debugpy (relay: 9)
 ATTACH_WAIT = 60.0  # s a keeper holding a program it did not start waits to be attached, then gives up
 ATTACH_GRACE = 3.0  # s a child of a program whose children are debugged has to be attached, else undebugged
 MAX_COMMAND = 512  # characters of a child's command line passed on
@@ -734,15 +734,19 @@ class Keeper(object):
                 self.terminated = True
             self.deliver(event, frame(message.body))
         elif kind == "request":
-            refusal = {
-                "seq": next(self.seq),
-                "type": "response",
-                "request_seq": message.get("seq"),
-                "command": message.get("command"),
-                "success": False,
-                "message": "'%s' is not supported by debugrelay" % message.get("command"),
-            }
-            self.send(self.up, encode(refusal))
+            self.refuse(self.up, message)
+
+    def refuse(self, conn, message):
+        """Answer a request debugpy sent us (a reverse request, e.g. ``runInTerminal``): not supported."""
+        refusal = {
+            "seq": next(self.seq),
+            "type": "response",
+            "request_seq": message.get("seq"),
+            "command": message.get("command"),
+            "success": False,
+            "message": "'%s' is not supported by debugrelay" % message.get("command"),
+        }
+        self.send(conn, encode(refusal))
 
     # -- the debuggee's children ----------------------------------------------------------------
 
@@ -853,15 +857,7 @@ class Keeper(object):
                 proc.exit_code = (message.full().get("body") or {}).get("exitCode")
             self.deliver(event, message.tagged(proc.pid))
         elif kind == "request":
-            refusal = {
-                "seq": next(self.seq),
-                "type": "response",
-                "request_seq": message.get("seq"),
-                "command": message.get("command"),
-                "success": False,
-                "message": "'%s' is not supported by debugrelay" % message.get("command"),
-            }
-            self.send(proc.conn, encode(refusal))
+            self.refuse(proc.conn, message)
 
     def child_lost(self, proc):
         """A child's connection ended: the child exited (or debugpy let it go)."""

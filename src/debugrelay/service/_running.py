@@ -27,7 +27,7 @@ from debugrelay.models import (
     limits,
 )
 from debugrelay.redaction import PAGE_MAX_CHARS
-from debugrelay.sessions import ACTIVE, Session, service_address, stops_on, wait_listening
+from debugrelay.sessions import ACTIVE, service_address, stops_on, wait_listening
 
 from ._core import (
     LOCALS_MAX,
@@ -70,21 +70,18 @@ class RunningOps(ServiceCore):
         extra["stops_on"] = stops_on(launched, session.record.exception_filters)
         if spec.ready is not None:
             extra["ready"] = await wait_listening(session, spec.ready.port, spec.ready.timeout)
-        session.record.python = version = await self._python_of(session, spec)
-        await session.save()
+        version = session.record.python  # as the target's keeper said, on the program's own interpreter
+        if version is None:
+            launcher = session.launchers.get(spec.launcher or session.settings.default_launcher)
+            version = await asyncio.to_thread(launcher.python_version, spec) if launcher is not None else None
+            if version:
+                session.record.python = version
+                await session.save()
         if version:
             extra["python"] = version
             if _older_than(version, (3, 12)):
                 extra.setdefault("warning", SLOW_TRACER)
         return self._status(session, **extra)
-
-    async def _python_of(self, session: Session, spec: LaunchRequest) -> str | None:
-        """The program's Python: as its keeper (on the same interpreter) said, else as the launcher tells."""
-        said = (session.client.keeper or {}).get("python") if session.client is not None else None
-        if isinstance(said, str):
-            return said
-        launcher = session.launchers.get(spec.launcher or session.settings.default_launcher)
-        return await asyncio.to_thread(launcher.python_version, spec) if launcher is not None else None
 
     async def request(self, session_id: str, call: HttpCall) -> Status:
         session = self._get(session_id)

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import re
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -35,9 +36,10 @@ if TYPE_CHECKING:
     from ._session import Session
 
 log = logging.getLogger(__name__)
-# a debugpy someone else starts may still be coming up: the keeper holding it tries for 5 s (its
+# a debugpy someone else starts may still be coming up: the keeper holding it tries for 6 s (its
 # ATTACH_REACH), then answers why it could not; the relay waits longer, so that answer is what it says
-ATTACH_RETRY_SECONDS = 8.0
+ATTACH_RETRY_SECONDS = 9.0
+_VERSION = re.compile(r"\d{1,2}\.\d{1,3}")  # a keeper's python: major.minor
 
 
 async def launch(session: Session, spec: LaunchRequest) -> None:
@@ -76,6 +78,7 @@ async def launcher_for(session: Session, spec: LaunchRequest) -> Launcher:
 
 async def start(session: Session, launcher: Launcher, spec: LaunchRequest, script: str | None) -> None:
     session.reset_run_state()
+    session.record.python = None  # this run's keeper says its own
     with contextlib.suppress(StoreUnavailable):  # Redis down: the launch goes on (the last run may be said again)
         await session.output.flush()  # what the last run printed was not this run's: no answer carries it
         session.record.output_answered = (await session.store.read_output(session.id, None, 1, newest=True)).cursor
@@ -164,7 +167,7 @@ async def attach(session: Session, spec: AttachSpec) -> None:
         elif spec.port is not None:
             address = await asyncio.to_thread(check_attach_host, session.settings, spec.host)
         elif spec.pid is not None:
-            check_attach_pid(session.settings, spec.pid)
+            await asyncio.to_thread(check_attach_pid, session.settings, spec.pid)  # reads /proc
         session.record.mode = "attach"
         session.record.attach = spec
         session.reset_run_state()
@@ -275,8 +278,13 @@ def listen(session: Session, client: DapClient, target: Target) -> None:
     client.add_listener(functools.partial(stops.on_event, session))
     client.add_process_listener(functools.partial(stops.on_process_event, session))
     session.client = client
-    pid = (client.keeper or {}).get("pid")
+    hello = client.keeper or {}
+    pid = hello.get("pid")
     session.processes.root_pid = pid if isinstance(pid, int) else getattr(target, "pid", None)
+    said = hello.get("python")
+    # a launched program's keeper runs on its interpreter (an attach's runs beside the relay: not said)
+    if session.record.mode == "launch" and isinstance(said, str) and _VERSION.fullmatch(said):
+        session.record.python = said  # the target's words: only a version is taken
 
 
 async def rejoin(session: Session, target: Target, timeout: float) -> dict[str, Any]:
