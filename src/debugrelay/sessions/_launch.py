@@ -39,6 +39,8 @@ log = logging.getLogger(__name__)
 # a debugpy someone else starts may still be coming up: the keeper holding it tries for 6 s (its
 # ATTACH_REACH), then answers why it could not; the relay waits longer, so that answer is what it says
 ATTACH_RETRY_SECONDS = 9.0
+PORT_TRIES = 3  # starts of a target whose port was taken between its choice and its bind
+PORT_TAKEN = "[Errno 98] Address already in use"
 _VERSION = re.compile(r"\d{1,2}\.\d{1,3}")  # a keeper's python: major.minor
 
 
@@ -77,6 +79,20 @@ async def launcher_for(session: Session, spec: LaunchRequest) -> Launcher:
 
 
 async def start(session: Session, launcher: Launcher, spec: LaunchRequest, script: str | None) -> None:
+    """Start the target; again on other ports when a port it was given was taken before it bound it (another
+    process on the machine chose the same free port in that moment)."""
+    for attempt in range(PORT_TRIES):
+        try:
+            await _start_once(session, launcher, spec, script)
+        except LaunchFailed as exc:
+            if attempt + 1 == PORT_TRIES or PORT_TAKEN not in str(exc.details.get("output_tail", "")):
+                raise
+            log.info("session %s: a port of the target was taken before it bound it: starting it again", session.id)
+        else:
+            return
+
+
+async def _start_once(session: Session, launcher: Launcher, spec: LaunchRequest, script: str | None) -> None:
     session.reset_run_state()
     session.record.python = None  # this run's keeper says its own
     with contextlib.suppress(StoreUnavailable):  # Redis down: the launch goes on (the last run may be said again)
