@@ -19,8 +19,8 @@ from debugrelay.models import Input
 from debugrelay.models.limits import MAX_BREAKPOINTS_PER_REQUEST
 from debugrelay.sessions.breakpoints import BreakpointRequest
 
-from .sessions import ResumeBody, SessionCreate, WaitBody
-from .transfer import CloneBody
+from ._derived import routes
+from .sessions import ResumeBody, SessionCreate
 
 _REF = "#/components/schemas/{name}"
 _METHODS = ("get", "post", "put", "patch", "delete")
@@ -65,8 +65,6 @@ RAW_BODIES: dict[tuple[str, str], tuple[Any, bool]] = {
     ("post", "/sessions/{session_id}/step-over"): (ResumeBody, False),
     ("post", "/sessions/{session_id}/step-into"): (ResumeBody, False),
     ("post", "/sessions/{session_id}/step-out"): (ResumeBody, False),
-    ("post", "/sessions/{session_id}/wait"): (WaitBody, False),
-    ("post", "/sessions/{session_id}/clone"): (CloneBody, False),
 }
 _ONE = {"$ref": _REF.format(name="BreakpointRequest")}
 _MANY = {"type": "array", "items": _ONE, "minItems": 1, "maxItems": MAX_BREAKPOINTS_PER_REQUEST}
@@ -110,7 +108,8 @@ def refine(document: dict[str, Any]) -> dict[str, Any]:
     components: dict[str, Any] = document.setdefault("components", {}).setdefault("schemas", {})
     inputs = _inputs()
     named = [cls for name, cls in inputs.items() if name in components]
-    raw = [kind for kind, _ in RAW_BODIES.values()]
+    bodies = {**RAW_BODIES, **{where: (kind, False) for where, kind in routes()[1].items()}}
+    raw = [kind for kind, _ in bodies.values()]
     types = [*named, *raw, *ANSWERS.values(), BreakpointRequest]
     schemas, defs = msgspec.json.schema_components(types, ref_template=_REF)
     for name, schema in defs.items():
@@ -124,7 +123,7 @@ def refine(document: dict[str, Any]) -> dict[str, Any]:
             components[name]["properties"][field].update(extra)
     paths: dict[str, Any] = document.get("paths", {})
     offset = len(named)
-    for index, ((method, path), (_, required)) in enumerate(RAW_BODIES.items()):
+    for index, ((method, path), (_, required)) in enumerate(bodies.items()):
         operation = paths.get(path, {}).get(method)
         if operation is not None:
             content = {"application/json": {"schema": schemas[offset + index]}}

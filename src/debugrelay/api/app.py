@@ -25,42 +25,35 @@ from debugrelay.wiring import build_manager
 
 from ._body import strict_body
 from ._contract import openapi_document
+from ._derived import routes
 from ._errors_doc import document_errors
 from .auth import FailedAttempts, token_middleware
-from .autopsy import AutopsyController
 from .breakpoints import BreakpointController, ProfileController
 from .browser import browser_guard
 from .errors import exception_handlers
-from .evidence import EvidenceController, EvidenceStoreController
 from .forward import ClusterController, close_forwarding, forward_middleware
 from .inspection import InspectionController
 from .persisted import PERSISTED_DOC, STORE_OUTAGE_RULE, mark, track
 from .pool import PoolController
-from .redactions import RedactionController
 from .replicas import SignedRequests
 from .schema_page import CSP, render_plugins
 from .server import ServerController
 from .sessions import SessionController
-from .transfer import TransferController
 from .ui import trail_middleware, ui_router
 
 log = logging.getLogger("debugrelay")
 
+DERIVED, RAW_BODIES = routes()  # every declared operation the API does not word by hand
 CONTROLLERS = (
     SessionController,
     InspectionController,
     BreakpointController,
     ProfileController,
     ServerController,
-    AutopsyController,
-    TransferController,
     ClusterController,
     PoolController,
-    RedactionController,
-    EvidenceController,
-    EvidenceStoreController,
 )
-document_errors(*CONTROLLERS)
+document_errors(*CONTROLLERS, *DERIVED)
 
 
 def create_app(settings: Settings | None = None, manager: SessionManager | None = None) -> Litestar:
@@ -103,7 +96,7 @@ def create_app(settings: Settings | None = None, manager: SessionManager | None 
         return state.service  # type: ignore[no-any-return]
 
     app = Litestar(
-        route_handlers=[*CONTROLLERS, mcp.handler, ui_router(settings, attempts)],
+        route_handlers=[*CONTROLLERS, *DERIVED, mcp.handler, ui_router(settings, attempts)],
         dependencies={
             "manager": Provide(provide_manager, sync_to_thread=False),
             "settings": Provide(provide_settings, sync_to_thread=False),

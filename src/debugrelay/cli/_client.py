@@ -112,7 +112,7 @@ def run_client(args: argparse.Namespace) -> int:
     token = token_of(args)
 
     async def run() -> tuple[str, Any]:
-        service = RemoteService(AsyncRelayClient(url, token))
+        service = RemoteService(AsyncRelayClient(url, token))  # type: ignore[abstract]  # derived operations
         try:
             result: tuple[str, Any] = await args.handler(service, args)
             return result

@@ -7,28 +7,30 @@ import argparse
 import os
 from typing import Any
 
+import msgspec
+
 from debugrelay.client import ApiError, RemoteService
 from debugrelay.errors import InvalidRequest, RelayError
-from debugrelay.models import BreakpointRequest
+from debugrelay.models import BreakpointRequest, CaptureRequest, HttpCall, SnapshotBounds
 from debugrelay.service import policy
 
 from ._client import cli_hint, cli_words, plain, split_id
 
 
 async def cmd_sessions(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    return "sessions", await s.client.list_sessions()
+    return "sessions", plain(await s.list_sessions())
 
 
 async def cmd_create(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    return "status", await s.client.create_session(name=a.name)
+    return "status", plain(await s.create_session(name=a.name))
 
 
 async def cmd_delete(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    return "plain", await s.client.delete_session(await policy.session_or_latest(s, a.id))
+    return "plain", plain(await s.delete_session(await policy.session_or_latest(s, a.id)))
 
 
 async def cmd_status(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    return "status", await s.client.status(await policy.session_or_latest(s, a.id))
+    return "status", plain(await s.status(await policy.session_or_latest(s, a.id)))
 
 
 async def cmd_break(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
@@ -48,47 +50,47 @@ async def cmd_break(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
 
 
 async def cmd_breakpoints(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    return "breakpoints", await s.client.breakpoints(await policy.session_or_latest(s, a.id))
+    return "breakpoints", plain(await s.breakpoints(await policy.session_or_latest(s, a.id)))
 
 
 async def cmd_unbreak(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
     given, rest = split_id(a.ids, 1)
     sid = await policy.session_or_latest(s, given)
-    return "plain", [await s.client.remove_breakpoint(sid, bp) for bp in rest]
+    return "plain", [plain(await s.remove_breakpoint(sid, bp)) for bp in rest]
 
 
 async def cmd_catch(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    return "plain", await s.client.set_exception_breakpoints(await policy.session_or_new(s, a.id), a.filters, a.types)
+    return "plain", plain(await s.set_exception_breakpoints(await policy.session_or_new(s, a.id), a.filters, a.types))
 
 
 async def cmd_continue(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
     sid = await policy.session_or_latest(s, a.id)
-    answer = await s.client.resume(sid, "continue", thread_id=a.thread, timeout=a.timeout, locals=a.locals, every=a.all)
-    return "status", cli_words(answer)
+    answer = await s.resume(sid, "continue", a.thread, a.timeout, a.locals, every=a.all)
+    return "status", cli_words(plain(answer))
 
 
 async def cmd_step(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
     sid = await policy.session_or_latest(s, a.id)
-    answer = await s.client.resume(sid, f"step-{a.kind}", thread_id=a.thread, timeout=a.timeout, locals=a.locals)
-    return "status", cli_words(answer)
+    answer = await s.resume(sid, f"step-{a.kind}", a.thread, a.timeout, a.locals)
+    return "status", cli_words(plain(answer))
 
 
 async def cmd_pause(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
     sid = await policy.session_or_latest(s, a.id)
-    paused = await s.client.pause(sid)
-    if not a.locals or paused.get("status") != "paused":
-        return "status", paused
+    paused = await s.pause(sid)
+    if not a.locals or paused.status != "paused":
+        return "status", plain(paused)
     # the stop as continue and step answer it: its source line and locals
-    return "status", await s.client.wait(sid, 0, locals=True)
+    return "status", plain(await s.wait(sid, 0, details=True))
 
 
 async def cmd_wait(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
     sid = await policy.session_or_latest(s, a.id)
-    return "status", await s.client.wait(sid, a.timeout, a.autopsy, locals=a.locals)
+    return "status", plain(await s.wait(sid, a.timeout, a.autopsy, details=a.locals))
 
 
 async def cmd_terminate(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    return "status", await s.client.terminate(await policy.session_or_latest(s, a.id))
+    return "status", plain(await s.terminate(await policy.session_or_latest(s, a.id)))
 
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
@@ -103,37 +105,36 @@ async def cmd_request(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any
     for header in a.header:
         name, _, value = header.partition(":")
         headers[name.strip()] = value.strip()
-    call: dict[str, Any] = {"method": method, "path": path, "headers": headers, "timeout": a.timeout}
-    if a.port is not None:
-        call["port"] = a.port
-    if a.data is not None:
-        call["body"] = a.data
+    call = msgspec.convert(
+        {"method": method, "path": path, "headers": headers, "timeout": a.timeout, "port": a.port, "body": a.data},
+        HttpCall,
+    )
     sid = await policy.session_or_latest(s, given)
-    return "status", cli_words(await s.client.request(sid, call))
+    return "status", cli_words(plain(await s.request(sid, call)))
 
 
 async def cmd_stack(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
     sid = await policy.session_or_latest(s, a.id)
-    return "stack", await s.client.stacktrace(sid, a.thread, a.start, a.max, library=a.library)
+    return "stack", plain(await s.stacktrace(sid, a.thread, a.start, a.max, library=a.library))
 
 
 async def cmd_threads(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    return "threads", await s.client.threads(await policy.session_or_latest(s, a.id))
+    return "threads", plain(await s.threads(await policy.session_or_latest(s, a.id)))
 
 
 async def cmd_processes(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
     sid = await policy.session_or_latest(s, a.id)
     if a.show is not None:
-        return "status", await s.client.show_process(sid, a.show)
-    return "processes", await s.client.processes(sid)
+        return "status", plain(await s.show_process(sid, a.show))
+    return "processes", plain(await s.processes(sid))
 
 
 async def cmd_vars(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
     sid = await policy.session_or_latest(s, a.id)
     if a.ref is not None:
-        return "variables", await s.client.variables(sid, a.ref, a.start, a.count)
+        return "variables", plain(await s.variables(sid, a.ref, a.start, a.count))
     if a.expand or a.scope:
-        return "variables", await s.client.frame_variables_by_scope(
+        found = await s.scoped_variables(
             sid,
             scope=a.scope or "all",
             frame_index=a.frame,
@@ -142,7 +143,8 @@ async def cmd_vars(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
             start=a.start,
             count=a.count,
         )
-    return "variables", await s.client.frame_variables(sid, a.frame, a.thread, a.start, a.count)
+        return "variables", plain(found)
+    return "variables", plain(await s.frame_locals(sid, a.frame, thread_id=a.thread, start=a.start, count=a.count))
 
 
 async def cmd_eval(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
@@ -150,58 +152,59 @@ async def cmd_eval(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
     given, rest = split_id(a.words, 1)
     sid = await policy.session_or_latest(s, given)
     if len(rest) == 1:
-        return "evaluation", await s.client.evaluate(
-            sid, rest[0], frame_index=a.frame, thread_id=a.thread, format=a.format
-        )
+        found = await s.evaluate(sid, rest[0], frame_index=a.frame, thread_id=a.thread, format=a.format)
+        return "evaluation", plain(found)
     results = []
     for expression in rest:
         try:
-            found = await s.client.evaluate(sid, expression, frame_index=a.frame, thread_id=a.thread, format=a.format)
+            found = await s.evaluate(sid, expression, frame_index=a.frame, thread_id=a.thread, format=a.format)
         except (ApiError, RelayError) as exc:
             results.append({"expression": expression, "error": {**exc.to_dict(), "hint": cli_hint(exc)}})
         else:
-            results.append({"expression": expression, **found})
+            results.append({"expression": expression, **plain(found)})
     return "evaluations", {"results": results}
 
 
 async def cmd_output(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    return "output", await s.client.output(await policy.session_or_latest(s, a.id), a.since, a.limit, a.stream)
+    return "output", plain(await s.output(await policy.session_or_latest(s, a.id), a.since, a.limit, a.stream))
 
 
 async def cmd_autopsy(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    return "autopsy", await s.client.autopsy(
+    found = await s.autopsy(
         await policy.session_or_latest(s, a.id),
         max_frames=a.max_frames,
         include_variables_for_frames=a.frames_with_variables,
     )
+    return "autopsy", plain(found)
 
 
 async def cmd_redactions(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    return "redactions", await s.client.redactions(await policy.session_or_latest(s, a.id))
+    return "redactions", plain(await s.redactions(await policy.session_or_latest(s, a.id)))
 
 
 async def cmd_snapshot(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
     sid = await policy.session_or_latest(s, a.id)
     if a.show:
-        return "snapshot", await s.client.snapshot(sid, a.show)
-    bounds = {"frames": a.frames, "depth": a.depth, "items": a.items, "chars": a.chars, "max_bytes": a.max_bytes}
-    return "snapshot", await s.client.take_snapshot(sid, **bounds)
+        return "snapshot", plain(await s.snapshot(sid, a.show))
+    given = {"frames": a.frames, "depth": a.depth, "items": a.items, "chars": a.chars, "max_bytes": a.max_bytes}
+    bounds = msgspec.convert({k: v for k, v in given.items() if v is not None}, SnapshotBounds)
+    return "snapshot", plain(await s.take_snapshot(sid, bounds))
 
 
 async def cmd_snapshots(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    return "snapshots", await s.client.snapshots(await policy.session_or_latest(s, a.id))
+    return "snapshots", plain(await s.snapshots(await policy.session_or_latest(s, a.id)))
 
 
 async def cmd_analyze(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
     sid = await policy.session_or_latest(s, a.id)
-    return "analysis", await s.client.analyze(sid, snapshot_ids=a.snapshot or None, take=a.take, interval=a.interval)
+    return "analysis", plain(await s.analyze(sid, a.snapshot or None, take=a.take, interval=a.interval))
 
 
 async def cmd_capture(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
     given, rest = split_id(a.words, 1)
     sid = await policy.session_or_latest(s, given)
     where = policy.parse_location(rest[0], os.getcwd())
-    body = {
+    found = {
         "file": where.file,
         "line": where.line,
         "expressions": rest[1:] or None,
@@ -209,15 +212,16 @@ async def cmd_capture(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any
         "hit_limit": a.hit_limit,
         "expires_in_seconds": a.expires,
     }
-    return "capture", await s.client.add_capture(sid, **body)
+    request = msgspec.convert({k: v for k, v in found.items() if v is not None}, CaptureRequest)
+    return "capture", plain(await s.add_capture(sid, request))
 
 
 async def cmd_captures(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
     sid = await policy.session_or_latest(s, a.id)
     if a.rows:
-        return "capture", await s.client.capture_table(sid, a.rows, start=a.start, count=a.count)
-    return "captures", await s.client.captures(sid)
+        return "capture", plain(await s.capture_table(sid, a.rows, start=a.start, count=a.count))
+    return "captures", plain(await s.captures(sid))
 
 
 async def cmd_evidence(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    return "evidence", await s.client.evidence(a.evidence_id, offset=a.offset, limit=a.limit, grep=a.grep)
+    return "evidence", plain(await s.evidence(a.evidence_id, offset=a.offset, limit=a.limit, grep=a.grep))

@@ -13,6 +13,7 @@ import msgspec
 
 from debugrelay.dap import StackFrame, StackTraceBody, as_body
 from debugrelay.errors import InvalidRequest, NoException, RelayError
+from debugrelay.models.limits import MAX_FRAMES_SHOWN, MAX_INNER
 
 from ._frames import SourceCache, frame_view, is_chained
 from ._probe import ProbeUnavailable, call_probe, dap
@@ -30,8 +31,7 @@ from ._variables import (
 if TYPE_CHECKING:
     from debugrelay.sessions import Session
 
-MAX_FRAMES = 200
-MAX_INNER = 50
+MAX_FRAMES = MAX_FRAMES_SHOWN
 VARS_PER_FRAME = 50  # locals shown per frame; more are counted and marked
 CHILDREN_PER_VAR = 10  # immediate attributes/items shown per expanded variable
 CONTEXT_LINES = 2  # source lines shown either side of the line, for the frames with variables

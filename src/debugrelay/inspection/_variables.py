@@ -22,10 +22,6 @@ GROUPS_AND_SPECIAL = GROUPS
 SYNTHETIC = frozenset({"len()"})  # debugpy's own entry in a container's children; the length is shown
 CHILD_VALUE_CHARS = 80
 _DEFAULT_REPR = re.compile(r"^<[\w.]+ object at 0x[0-9a-fA-F]+>$")
-# a variable path: names joined by dots, [index] or ['key']; a name is anything but blanks, dots and brackets
-# (identifiers need not be ASCII; a name that is not there is a 404, not a parse error)
-_NAME, _INDEX = r"[^\s.\[\]]+", r"\[[^\]]+\]"
-PATH_PATTERN = rf"^(?:\s*(?:\.?\s*{_NAME}|{_INDEX}))+\s*$"
 _TOKEN = re.compile(r"\s*(?:\.?\s*([^\s.\[\]]+)|\[\s*([^\]]+?)\s*\])")
 
 

@@ -34,7 +34,7 @@ async def serve_stdio(url: str | None = None, token: str | None = None) -> None:
     if url:
         from debugrelay.client import AsyncRelayClient, RemoteService
 
-        backend = RemoteService(AsyncRelayClient(url, token))
+        backend = RemoteService(AsyncRelayClient(url, token))  # type: ignore[abstract]  # derived operations
     else:
         from debugrelay.wiring import build_manager
 

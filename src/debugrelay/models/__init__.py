@@ -50,6 +50,7 @@ from ._answers import (
 )
 from ._base import Input, Model
 from ._breakpoints import BreakpointRequest, BreakpointUpdate, SourceRef
+from ._document import FORMAT, ExceptionFiltersIn, SessionDocument
 from ._evidence import (
     Analysis,
     CaptureList,
@@ -126,6 +127,7 @@ from ._session import (
 
 __all__ = [
     "CUT",
+    "FORMAT",
     "AddedLocal",
     "Analysis",
     "AttachSpec",
@@ -160,6 +162,7 @@ __all__ = [
     "EvaluateResult",
     "EvidencePage",
     "ExceptionFilters",
+    "ExceptionFiltersIn",
     "ExceptionFiltersView",
     "ExceptionInfo",
     "ExceptionSummary",
@@ -213,6 +216,7 @@ __all__ = [
     "ScopedVariables",
     "Scopes",
     "SessionDetail",
+    "SessionDocument",
     "SessionExport",
     "SessionList",
     "SessionRecord",

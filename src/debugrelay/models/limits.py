@@ -51,3 +51,45 @@ ExceptionFilter = Literal["raised", "uncaught", "userUnhandled"]
 # Kubernetes object names: DNS-1123 subdomain (pods) and label (namespaces)
 PodName = Annotated[str, msgspec.Meta(max_length=253, pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")]
 NamespaceName = Annotated[str, msgspec.Meta(max_length=63, pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")]
+
+# Pages, waits and reads: the bounds of the operations' parameters (each interface words them its way)
+MAX_PAGE = 1000  # items of one page (variables, frames, capture rows, evidence lines)
+OUTPUT_PAGE_MAX = 10_000  # output entries of one page
+MAX_WAIT = 300.0  # seconds one call may wait for the next stop
+MAX_FRAMES_SHOWN = 200  # frames of an autopsy
+MAX_INNER = 50  # depth of an autopsy's inner exception chain
+# a variable path: names joined by dots, [index] or ['key']; a name is anything but blanks, dots and brackets
+# (identifiers need not be ASCII; a name that is not there is a 404, not a parse error)
+PATH_NAME, PATH_INDEX = r"[^\s.\[\]]+", r"\[[^\]]+\]"
+PATH_PATTERN = rf"^(?:\s*(?:\.?\s*{PATH_NAME}|{PATH_INDEX}))+\s*$"
+
+Start = Annotated[int, msgspec.Meta(ge=0, description="Index of the first item (0-based)")]
+Count = Annotated[int, msgspec.Meta(ge=1, le=MAX_PAGE, description=f"Items per page, 1-{MAX_PAGE}")]
+FrameIndex = Annotated[int, msgspec.Meta(ge=0, description="Frame index, 0 = top")]
+Line = Annotated[int, msgspec.Meta(ge=1, description="1-based line")]
+Seconds = Annotated[float, msgspec.Meta(ge=0, le=MAX_WAIT, description=f"Seconds, 0-{MAX_WAIT:g}")]
+OutputLimit = Annotated[int, msgspec.Meta(ge=1, le=OUTPUT_PAGE_MAX, description=f"Lines per page, 1-{OUTPUT_PAGE_MAX}")]
+ProcessId = Annotated[int, msgspec.Meta(ge=1, le=1 << 22, description="A process id of the session's program")]
+Frames = Annotated[int, msgspec.Meta(ge=1, le=MAX_FRAMES_SHOWN, description=f"Frames shown, 1-{MAX_FRAMES_SHOWN}")]
+FramesWithVariables = Annotated[
+    int, msgspec.Meta(ge=0, le=MAX_FRAMES_SHOWN, description="Frames whose variables are shown")
+]
+InnerDepth = Annotated[int, msgspec.Meta(ge=0, le=MAX_INNER, description="Depth of the inner exception chain")]
+ScopeName = Annotated[Literal["locals", "arguments", "globals", "all"], msgspec.Meta(description="Which variables")]
+VariablePath = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=MAX_EXPRESSION,
+        pattern=PATH_PATTERN,
+        description="A variable's path: names, dots, [index] or ['key'], e.g. self.items[0]['k']",
+    ),
+]
+Details = Annotated[bool, msgspec.Meta(description="Answer a stop with its source line, locals and watch values.")]
+Grep = Annotated[
+    str,
+    msgspec.Meta(
+        description="Lines matching this RE2 regular expression (linear time; no backreferences or lookarounds)"
+    ),
+]
+EvidenceId = Annotated[str, msgspec.Meta(pattern=r"^ev-[0-9a-f]{12}$")]

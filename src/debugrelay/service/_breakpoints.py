@@ -4,6 +4,7 @@ applied to any session)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -93,9 +94,10 @@ class BreakpointOps(ServiceCore):
         return Deleted(deleted=True, breakpoint_id=breakpoint_id)
 
     async def set_exception_breakpoints(
-        self, session_id: str, filters: list[str], exception_types: list[str]
+        self, session_id: str, filters: Sequence[str] = (), exception_types: Sequence[str] = ()
     ) -> ExceptionFiltersView:
-        wanted = await breakpoints.set_exception_filters(self._get(session_id), filters, exception_types)
+        session = self._get(session_id)
+        wanted = await breakpoints.set_exception_filters(session, list(filters), list(exception_types))
         return ExceptionFiltersView(filters=wanted.filters, exception_types=wanted.exception_types)
 
     async def exception_breakpoints(self, session_id: str) -> ExceptionFiltersView:

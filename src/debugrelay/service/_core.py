@@ -23,16 +23,14 @@ from debugrelay.models import (
     Status,
     limits,
 )
+from debugrelay.models.limits import MAX_PAGE, MAX_WAIT
 from debugrelay.sessions import Session, SessionManager, breakpoints, read_session_file, session_view, status_view
 
 from ._base import DebugService
 
-MAX_WAIT = 300.0  # seconds one call may wait for the next stop
 LOCALS_MAX = 25  # variables listed with a stop's details; the rest are a variables call away
 VALUE_MAX = 120  # characters of one value in a stop's details (a cut value ends saying how much more)
 STEP_WAIT = 10.0  # a step answers with the new location: wait for it unless told otherwise
-MAX_PAGE = 1000
-OUTPUT_PAGE_MAX = 10_000
 NEW_OUTPUT_LINES = 1000  # the newest lines of a run's new output one answer carries (the rest: a read away)
 CONTEXTS = ("watch", "repl", "hover", "clipboard", "variables")
 FORMATS = (None, "default", "hex", "binary")

@@ -21,9 +21,10 @@ from debugrelay.models import (
     SnapshotList,
     SnapshotSummary,
 )
+from debugrelay.models.limits import MAX_PAGE
 from debugrelay.redaction import PAGE_MAX_CHARS, secret_expression, secret_name
 
-from ._core import MAX_PAGE, ServiceCore, check_length, check_page
+from ._core import ServiceCore, check_length, check_page
 from ._redaction import seam_for
 
 

@@ -26,14 +26,12 @@ from debugrelay.models import (
     Status,
     limits,
 )
+from debugrelay.models.limits import MAX_PAGE, MAX_WAIT, OUTPUT_PAGE_MAX
 from debugrelay.sessions import SessionDocument, clone, export, import_session, status_view
 
 from ._breakpoints import BreakpointOps
 from ._core import (
     LOCALS_MAX,
-    MAX_PAGE,
-    MAX_WAIT,
-    OUTPUT_PAGE_MAX,
     STEP_WAIT,
     VALUE_MAX,
     check_length,

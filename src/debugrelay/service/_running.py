@@ -26,13 +26,13 @@ from debugrelay.models import (
     last_lines,
     limits,
 )
+from debugrelay.models.limits import OUTPUT_PAGE_MAX
 from debugrelay.redaction import PAGE_MAX_CHARS
 from debugrelay.sessions import ACTIVE, service_address, stops_on, wait_listening
 
 from ._core import (
     LOCALS_MAX,
     NEW_OUTPUT_LINES,
-    OUTPUT_PAGE_MAX,
     VALUE_MAX,
     ServiceCore,
     breakpoint_runs,

@@ -10,12 +10,13 @@ import msgspec
 
 from debugrelay.errors import InvalidRequest, SessionNotFound
 from debugrelay.models import BreakpointRequest, BreakpointView, LaunchView, SessionSummary, Status
+from debugrelay.models.limits import ExceptionFilter
 
 from ._base import DebugService
 
 RUNNING = ("launching", "running", "paused")
 # a launch's stop_on_exception as the exception breakpoint filters it sets on the session
-EXCEPTION_MODES: dict[str, list[str]] = {"uncaught": ["uncaught"], "raised": ["raised"], "none": []}
+EXCEPTION_MODES: dict[str, list[ExceptionFilter]] = {"uncaught": ["uncaught"], "raised": ["raised"], "none": []}
 
 
 def parse_location(spec: str, cwd: str | None = None) -> BreakpointRequest:

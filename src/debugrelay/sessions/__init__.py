@@ -1,5 +1,7 @@
 """Sessions: the manager, the session state machine, breakpoints and output."""
 
+from debugrelay.models import SessionDocument
+
 from . import _watches as watches
 from . import breakpoints
 from ._feed import ChangeFeed
@@ -10,7 +12,7 @@ from ._manager import SessionManager
 from ._session import ACTIVE, CAPTURE_MARK, STEP_COMMANDS, RefMeta, Session, StopHook
 from ._source import MAX_SOURCE_BYTES, read_source
 from ._testruns import stops_on, test_runner
-from ._transfer import SessionDocument, clone, export, import_session
+from ._transfer import clone, export, import_session
 from ._views import process_table, session_view, status_view
 from .breakpoints import BreakpointRequest, BreakpointUpdate
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from debugrelay.errors import InvalidRequest, RelayError
-from debugrelay.models import AttachSpec, BreakpointRecord, Input, LaunchRequest, SessionRecord
-from debugrelay.models.limits import MAX_BREAKPOINTS_PER_REQUEST, ExceptionFilter, ExceptionType, Name, TimeoutMinutes
+from debugrelay.models import FORMAT, BreakpointRecord, SessionDocument, SessionRecord
 from debugrelay.store import timestamp
 
 from . import breakpoints as bps
@@ -19,31 +18,7 @@ from ._views import MASK
 if TYPE_CHECKING:
     from ._manager import SessionManager
 
-FORMAT: Final = "debugrelay.session/1"
 _BP_FIELDS = ("kind", "file", "line", "function", "condition", "hit_condition", "log_message", "enabled")
-
-
-class ExceptionFiltersIn(Input):
-    filters: list[ExceptionFilter] = msgspec.field(default_factory=list)
-    exception_types: list[ExceptionType] = msgspec.field(default_factory=list)
-
-
-class SessionDocument(Input):
-    """``POST /sessions/import``: an export, as ``GET /sessions/{id}/export`` gave it (or written by hand)."""
-
-    format: Literal["debugrelay.session/1"] = FORMAT
-    name: Name | None = None
-    timeout_minutes: TimeoutMinutes | None = None
-    mode: Literal["launch", "attach"] = "launch"
-    launch: LaunchRequest | None = None
-    attach: AttachSpec | None = None
-    breakpoints: Annotated[list[dict[str, Any]], msgspec.Meta(max_length=MAX_BREAKPOINTS_PER_REQUEST)] = msgspec.field(
-        default_factory=list
-    )
-    exception_filters: ExceptionFiltersIn | None = None
-    source_session_id: str | None = None
-    exported_at: str | None = None
-    start: bool = False  # launch (or attach) right away with the document's spec
 
 
 def export(record: SessionRecord, *, reveal_env: bool = False) -> dict[str, Any]:
