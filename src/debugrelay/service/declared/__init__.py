@@ -1,0 +1,8 @@
+"""The service's operations, each declared once (see ``service/_operations.py``), in four sections."""
+
+from ._breakpoints import BreakpointOperations
+from ._evidence import EvidenceOperations
+from ._inspection import InspectionOperations
+from ._sessions import SessionOperations
+
+__all__ = ["BreakpointOperations", "EvidenceOperations", "InspectionOperations", "SessionOperations"]
