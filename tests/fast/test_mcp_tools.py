@@ -17,7 +17,7 @@ from debugrelay.client import AsyncRelayClient, RemoteService
 from debugrelay.mcp_server import DebugTools, build_server
 from debugrelay.service import DebugService, RelayService
 
-from .conftest import ADD, BASIC
+from .conftest import ADD, BASIC, LOOP
 
 pytestmark = [
     pytest.mark.asyncio,
@@ -120,3 +120,15 @@ async def test_each_tool_says_at_its_definition_what_the_list_says_of_it(service
     assert {s.name for s in specs if not s.core} == extra
     for spec, tool in zip(specs, made, strict=True):
         assert bool(tool.annotations and tool.annotations.read_only_hint) == spec.read_only, spec.name
+
+
+@pytest.mark.parametrize("kind", ["embedded", "remote"])
+async def test_removing_all_breakpoints_lets_the_program_run_to_its_end(kind: str, service: RelayService) -> None:
+    async with tools_over(kind, service) as tools:
+        stop = await call(tools, "debug_launch", script=BASIC, breakpoints=[f"{BASIC}:{ADD}", f"{BASIC}:{LOOP}"])
+        assert stop["location"]["line"] == LOOP
+        cleared = await call(tools, "debug_remove_breakpoint", breakpoint_id="all")
+        assert cleared == {"session_id": stop["session_id"], "removed": ["bp_1", "bp_2"]}
+        assert (await call(tools, "debug_status")).get("breakpoints", []) == []
+        end = await call(tools, "debug_continue")
+        assert (end["status"], end["exit_code"]) == ("terminated", 0)

@@ -116,6 +116,25 @@ def test_a_list_sets_several_breakpoints_at_once(api: Api, sessions: Sessions) -
     assert sessions.wait(sid)["breakpoint_ids"] == [ids[1]]
 
 
+def test_clearing_every_breakpoint_lets_the_program_run_to_its_end(api: Api, sessions: Sessions) -> None:
+    sid = sessions.create()
+    assert ok(api.delete(f"/sessions/{sid}/breakpoints")) == {"session_id": sid, "removed": []}
+    step_body, report = line_of(COUNTER, "step-body"), line_of(COUNTER, "report")
+    ids = [sessions.bp(sid, COUNTER, line)["breakpoint_id"] for line in (step_body, report)]
+    sessions.launch(sid, COUNTER)
+    assert sessions.wait(sid)["breakpoint_ids"] == [ids[0]]  # step-body runs 20 times: a stop each time
+    capture = {"file": COUNTER, "line": line_of(COUNTER, "loop-call"), "expressions": ["i"]}
+    point = ok(api.post(f"/sessions/{sid}/captures", json=capture), 201)
+
+    assert ok(api.delete(f"/sessions/{sid}/breakpoints")) == {"session_id": sid, "removed": ids}
+    assert listed(api, sid) == {}
+    ok(api.post(f"/sessions/{sid}/continue"))
+    assert sessions.wait(sid)["status"] == "terminated"  # neither breakpoint stopped it again
+    table = ok(api.get(f"/sessions/{sid}/captures/{point['capture_id']}"))
+    assert [row[2] for row in table["rows"]] == list(range(2, 21))  # the capture point stayed and recorded
+    assert error_of(api.delete("/sessions/sess_nope/breakpoints"), 404, "session_not_found")
+
+
 def test_setting_the_same_breakpoint_twice_returns_the_first(api: Api, sessions: Sessions) -> None:
     sid = sessions.create()
     line = line_of(COUNTER, "step-body")

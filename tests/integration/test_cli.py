@@ -251,3 +251,12 @@ def test_the_token_comes_from_a_file_and_a_token_on_the_command_line_is_warned_a
         assert "file-token-123" not in shown.stderr
     finally:
         relay.stop()
+
+
+def test_unbreak_all_removes_every_breakpoint(cli: Cli) -> None:
+    sid = cli("create")["session_id"]
+    cli("break", sid, f"{BASIC}:{ADD}")
+    cli("break", sid, f"{BASIC}:{line_of(BASIC, 'loop-body')}")
+    assert cli("unbreak", sid, "--all") == {"session_id": sid, "removed": ["bp_1", "bp_2"]}
+    assert cli("breakpoints", sid)["breakpoints"] == []
+    assert cli.error("unbreak")["code"] == "invalid_request"  # neither ids nor --all

@@ -54,8 +54,12 @@ async def cmd_breakpoints(s: RemoteService, a: argparse.Namespace) -> tuple[str,
 
 
 async def cmd_unbreak(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    given, rest = split_id(a.ids, 1)
+    given, rest = split_id(a.ids, 0 if a.all else 1)
     sid = await policy.session_or_latest(s, given)
+    if a.all:
+        return "plain", plain(await s.clear_breakpoints(sid))
+    if not rest:
+        raise InvalidRequest("give the breakpoints to remove (or --all)", hint="debugrelay unbreak [ID] bp_1 bp_2")
     return "plain", [plain(await s.remove_breakpoint(sid, bp)) for bp in rest]
 
 

@@ -228,6 +228,13 @@ class Deleted(Model, kw_only=True):
     watch_id: str | None = None
 
 
+class BreakpointsCleared(Model, kw_only=True):
+    """Every breakpoint of a session removed (capture points stay): which ones."""
+
+    session_id: str
+    removed: list[str]  # breakpoint ids, in the order they were set
+
+
 # -- output ------------------------------------------------------------------------------------------
 
 

@@ -13,6 +13,7 @@ from debugrelay.errors import InvalidRequest, NotFound
 from debugrelay.models import (
     BreakpointList,
     BreakpointRecord,
+    BreakpointsCleared,
     BreakpointView,
     Deleted,
     ExceptionFilters,
@@ -92,6 +93,12 @@ class BreakpointOps(ServiceCore):
         async with session.lock:
             await breakpoints.remove(session, breakpoint_id)
         return Deleted(deleted=True, breakpoint_id=breakpoint_id)
+
+    async def clear_breakpoints(self, session_id: str) -> BreakpointsCleared:
+        session = self._get(session_id)
+        async with session.lock:
+            gone = await breakpoints.remove_all(session)
+        return BreakpointsCleared(session_id=session_id, removed=[b.id for b in gone])
 
     async def set_exception_breakpoints(
         self, session_id: str, filters: Sequence[str] = (), exception_types: Sequence[str] = ()

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from debugrelay.models import (
     BreakpointList,
     BreakpointRequest,
+    BreakpointsCleared,
     BreakpointUpdate,
     BreakpointView,
     Deleted,
@@ -83,6 +84,11 @@ class BreakpointOperations(abc.ABC):
     @abc.abstractmethod
     async def remove_breakpoint(self, session_id: str, breakpoint_id: str) -> Deleted:
         """Remove one breakpoint."""
+
+    @declare("DELETE", SESSION + "/breakpoints", "Remove every breakpoint (capture points stay)", tag="breakpoints")
+    @abc.abstractmethod
+    async def clear_breakpoints(self, session_id: str) -> BreakpointsCleared:
+        """Remove every breakpoint of the session at once; its capture points stay."""
 
     @declare(
         "POST",

@@ -12,7 +12,7 @@ from ._checks import resolve_function, search_roots, verify_locally
 from ._common import EXCEPTION_FILTERS, NEVER_HIT, PENDING_FILE, PENDING_FUNCTION, BreakpointExists, BreakpointState
 from ._exceptions import apply_exception_filters, exception_wanted, set_exception_filters, type_matches
 from ._launch import drop_entry, entry_breakpoint, prepare_launch
-from ._operations import add, drop_captures, find, listing, never_hit, remove, update, view
+from ._operations import add, drop_captures, find, listing, never_hit, remove, remove_all, update, view
 from ._profiles import apply_saved, profile_entry, requests_from_saved
 from ._requests import (
     check_log_message,
@@ -72,6 +72,7 @@ __all__ = [
     "recheck_pending",
     "record_from",
     "remove",
+    "remove_all",
     "requests_from_saved",
     "reset_run",
     "resolve_function",

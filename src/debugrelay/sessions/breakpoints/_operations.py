@@ -135,6 +135,22 @@ async def remove(session: Session, bp_id: str) -> BreakpointRecord:
     return bp
 
 
+async def remove_all(session: Session) -> list[BreakpointRecord]:
+    """Every breakpoint of the session removed at once (one sync per file), its capture points kept."""
+    before = list(session.record.breakpoints)
+    gone = [b for b in before if b.capture is None]
+    if not gone:
+        return []
+    session.record.breakpoints = [b for b in before if b.capture is not None]
+    try:
+        await sync_changed(session, gone)
+    except BaseException:
+        session.record.breakpoints = before
+        raise
+    await session.save()
+    return gone
+
+
 async def update(session: Session, bp_id: str, change: BreakpointUpdate) -> BreakpointRecord:
     """Change condition, hit condition, log message, enabled or line; all-or-nothing."""
     bp = find(session.record, bp_id)
