@@ -63,6 +63,7 @@ def build_manager(settings: Settings) -> SessionManager:
         output_cap=settings.output_buffer_entries,
         output_bytes=settings.output_buffer_bytes,
         namespace=settings.redis_namespace,
+        state_dir=settings.state_dir,
     )
     manager = SessionManager(
         settings, store, build_launchers(settings), on_stop=with_post_mortem(inspection.remember_stop)

@@ -1,14 +1,13 @@
-"""One relay's evidence: its store (Redis or files), the capture points of its sessions, the post-mortem hook."""
+"""One relay's evidence: its store (the state store's evidence namespace), the capture points of its
+sessions, the post-mortem hook."""
 
 from __future__ import annotations
 
 import collections
 import json
 import logging
-import shutil
 import weakref
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -19,13 +18,12 @@ from debugrelay.models import SnapshotBounds
 
 from ._collect import evaluate_json
 from ._snapshots import keep
-from ._store import EvidenceStore, FileEvidence, MemoryEvidence, RedisEvidence
 
 if TYPE_CHECKING:
     from debugrelay.config import Settings
     from debugrelay.models import Stop
     from debugrelay.sessions import Session, SessionManager
-    from debugrelay.store import StateStore
+    from debugrelay.store import EvidenceStore, StateStore
 
     from ._captures import Captures
 
@@ -49,36 +47,20 @@ class EvidenceHub:
         return self._captures
 
     async def forget(self, session_id: str) -> None:
+        """The session is gone: its capture points and counts go (the store drops its items with its record)."""
         self.post_mortems.pop(session_id, None)
         if self._captures is not None:
             self._captures.forget(session_id)
-        await self.store.drop_session(session_id)
 
 
 _hubs: weakref.WeakKeyDictionary[Any, EvidenceHub] = weakref.WeakKeyDictionary()
-
-
-def _open(state: StateStore, settings: Settings) -> EvidenceStore:
-    from debugrelay.store import WriteBehind
-    from debugrelay.store.redis import RedisStore
-
-    if isinstance(state, WriteBehind):  # Redis, kept through its outages: evidence goes to that Redis too
-        state = state.inner
-    if isinstance(state, RedisStore):
-        return RedisEvidence(state.client, state.ns)
-    if settings.state_dir:
-        root = Path(settings.state_dir) / "evidence"
-        # the sessions of a relay without Redis die with it: what they kept on disk goes at the next start
-        shutil.rmtree(root, ignore_errors=True)
-        return FileEvidence(root)
-    return MemoryEvidence()
 
 
 def hub_of(state: StateStore, settings: Settings) -> EvidenceHub:
     """The evidence of the relay whose state store is ``state`` (one per relay)."""
     hub = _hubs.get(state)
     if hub is None:
-        hub = _hubs.setdefault(state, EvidenceHub(_open(state, settings)))
+        hub = _hubs.setdefault(state, EvidenceHub(state.evidence))
     return hub
 
 
