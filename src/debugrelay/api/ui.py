@@ -38,8 +38,7 @@ from litestar.types import ASGIApp, Receive, Scope, Send
 from debugrelay.config import Settings
 from debugrelay.errors import NotFound, RelayError, SessionNotFound, Unauthorized
 from debugrelay.models import Input, OutputLine, SessionRecord
-from debugrelay.service import RelayService, calling, trail_for
-from debugrelay.service._redaction import seam_for
+from debugrelay.service import RelayService, calling
 from debugrelay.sessions import SessionManager
 
 from . import ui_render as render
@@ -264,7 +263,7 @@ async def _record_program(manager: SessionManager, record: SessionRecord) -> str
     launch = msgspec.to_builtins(record.launch) if record.launch is not None else None
     attach = msgspec.to_builtins(record.attach) if record.attach is not None else None
     text = _program(launch, attach)
-    seam = seam_for(manager)
+    seam = manager.redaction
     if seam.redactor is not None:
         table = await seam.table(record.id)
         text = seam.redactor.text(text, table, "ui")
@@ -306,7 +305,7 @@ async def session_view(service: RelayService, manager: SessionManager, sid: str)
             owner=record.owner or "",
             stop_at=record.stop.at if record.stop is not None else None,
             stop_seq=record.stop.seq if record.stop is not None else 0,
-            trail=trail_for(manager).entries(sid),
+            trail=manager.trail.entries(sid),
         )
         try:
             view.breakpoints = (await service.breakpoints(sid)).breakpoints

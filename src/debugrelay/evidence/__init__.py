@@ -8,7 +8,7 @@ from . import _snapshots as snapshots
 from ._captures import Captures
 from ._collect import BriefPause
 from ._grep import GREP_HINT, GREP_MAX_CHARS, Found, compile_grep, grep_lines
-from ._hub import EvidenceHub, hub_for, hub_of, post_mortem, with_post_mortem
+from ._hub import EvidenceHub, post_mortem, with_post_mortem
 
 __all__ = [
     "GREP_HINT",
@@ -23,8 +23,6 @@ __all__ = [
     "check_id",
     "compile_grep",
     "grep_lines",
-    "hub_for",
-    "hub_of",
     "no_evidence",
     "post_mortem",
     "snapshots",

@@ -10,6 +10,7 @@ from ._manager import SessionManager
 from ._session import ACTIVE, CAPTURE_MARK, STEP_COMMANDS, RefMeta, Session, StopHook
 from ._source import MAX_SOURCE_BYTES, read_source
 from ._testruns import stops_on, test_runner
+from ._trail import TRAIL_LENGTH, Trail, TrailEntry
 from ._transfer import SessionDocument, clone, export, import_session
 from ._views import process_table, session_view, status_view
 from .breakpoints import BreakpointRequest, BreakpointUpdate
@@ -19,6 +20,7 @@ __all__ = [
     "CAPTURE_MARK",
     "MAX_SOURCE_BYTES",
     "STEP_COMMANDS",
+    "TRAIL_LENGTH",
     "BreakpointRequest",
     "BreakpointUpdate",
     "ChangeFeed",
@@ -29,6 +31,8 @@ __all__ = [
     "SessionManager",
     "SourceRoots",
     "StopHook",
+    "Trail",
+    "TrailEntry",
     "breakpoints",
     "clone",
     "export",
