@@ -38,6 +38,18 @@ async def test_the_wiring_builds_the_evidence_on_the_stores_namespace_with_the_p
     await manager.close()
 
 
+async def test_a_person_looking_does_not_keep_a_session_alive(tmp_path: Path) -> None:
+    manager = SessionManager(load_settings(state_dir=str(tmp_path)), MemoryStore(), {})
+    session = await manager.create(name="watched")
+    session.record.last_activity = 1.0
+    with manager.looking():
+        assert manager.get(session.id) is session
+    assert session.record.last_activity == 1.0
+    manager.get(session.id)  # an agent's call is activity
+    assert session.record.last_activity > 1.0
+    await manager.delete(session.id)
+
+
 async def test_what_the_relay_kept_of_a_session_goes_with_it(tmp_path: Path) -> None:
     manager = SessionManager(load_settings(state_dir=str(tmp_path)), MemoryStore(), {})
     session = await manager.create()

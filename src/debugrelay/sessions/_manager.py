@@ -8,6 +8,8 @@ import contextlib
 import logging
 import secrets
 import time
+from collections.abc import Iterator
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from debugrelay.config import Settings
@@ -28,6 +30,9 @@ if TYPE_CHECKING:
     from ._leases import Ownership
 
 log = logging.getLogger(__name__)
+
+
+_LOOKING: ContextVar[bool] = ContextVar("debugrelay_looking", default=False)
 
 
 class SessionManager:
@@ -159,11 +164,23 @@ class SessionManager:
         return session
 
     def get(self, session_id: str) -> Session:
+        """The session; asking for it is activity (its idle deadline moves), unless :meth:`looking`."""
         session = self.sessions.get(session_id)
         if session is None:
             raise SessionNotFound(f"no session '{session_id}'", details={"id": session_id})
-        session.touch()
+        if not _LOOKING.get():
+            session.touch()
         return session
+
+    @staticmethod
+    @contextlib.contextmanager
+    def looking() -> Iterator[None]:
+        """Reads made inside (this task's) are a person looking: they leave every idle deadline as it was."""
+        token = _LOOKING.set(True)
+        try:
+            yield
+        finally:
+            _LOOKING.reset(token)
 
     def local_sessions(self) -> list[Session]:
         """The sessions this relay holds, oldest first."""
