@@ -92,6 +92,7 @@ class DockerLauncher(Launcher):
     """Starts one container per target with memory, CPU and PID limits, as a non-root user."""
 
     name = "docker"
+    files_in_target = True
 
     def __init__(self, settings: Settings, client: Any = None, *, pool_size: int = 0) -> None:
         self.settings = settings

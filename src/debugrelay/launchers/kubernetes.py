@@ -129,6 +129,8 @@ class KubernetesLauncher(Launcher):
 
     name = "kubernetes"
     attaches_pods = True
+    files_in_target = True
+    code_in_image = True
 
     def __init__(self, settings: Settings, client: Any = None) -> None:
         self.settings = settings
