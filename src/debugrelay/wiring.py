@@ -1,4 +1,5 @@
-"""Wiring: the session manager with its store and launchers, as settings ask (used by every entry point)."""
+"""Wiring: the session manager with its store, launchers, evidence and redaction, as settings ask (used by
+every entry point)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import logging
 
 from debugrelay import inspection
 from debugrelay.config import Settings, offered_launchers
-from debugrelay.evidence import hub_for, with_post_mortem
+from debugrelay.evidence import EvidenceHub, with_post_mortem
 from debugrelay.launchers import Launcher, LocalLauncher
 from debugrelay.redaction import Redactor, install_log_filter, load_patterns
 from debugrelay.sessions import SessionManager
@@ -53,6 +54,8 @@ def build_redactor(settings: Settings) -> Redactor | None:
 
 
 def build_manager(settings: Settings) -> SessionManager:
+    """The relay: its store (with its evidence namespace), its evidence hub (whose post-mortem hook sees
+    every stop), its redaction (also on the relay's logs), all held by one session manager."""
     redactor = build_redactor(settings)
     if redactor is None:
         log.warning("redaction is off (DEBUGRELAY_REDACTION=off): answers carry secrets as the program holds them")
@@ -63,9 +66,14 @@ def build_manager(settings: Settings) -> SessionManager:
         output_cap=settings.output_buffer_entries,
         output_bytes=settings.output_buffer_bytes,
         namespace=settings.redis_namespace,
+        state_dir=settings.state_dir,
     )
-    manager = SessionManager(
-        settings, store, build_launchers(settings), on_stop=with_post_mortem(inspection.remember_stop)
+    evidence = EvidenceHub(store.evidence)
+    return SessionManager(
+        settings,
+        store,
+        build_launchers(settings),
+        on_stop=with_post_mortem(evidence, inspection.remember_stop),
+        evidence=evidence,
+        redactor=redactor,
     )
-    hub_for(manager)  # a session's evidence goes with it, from the first deletion on
-    return manager

@@ -168,9 +168,7 @@ async def test_placeholders_differ_across_sessions_and_survive_a_reload(tmp_path
         # each session's placeholder stands for its own session's value only
         assert (await service.evaluate(second, "card == '[CARD_1]'")).result == "False"
         # the tables live in the store: a relay that reads them back answers the same placeholders
-        from debugrelay.service._redaction import seam_for
-
-        seam_for(manager).tables.clear()
+        manager.redaction.tables.clear()
         assert (await service.evaluate(first, "card")).result == "'[CARD_1]'"
         assert (await service.evaluate(first, "user")).result == "'[EMAIL_1]'"
         assert len(await store.get_redactions(first)) == 3

@@ -7,14 +7,14 @@ import asyncio
 import pytest
 
 from debugrelay.errors import RelayError
-from debugrelay.service import TRAIL_LENGTH, RelayService, calling, trail_for
+from debugrelay.service import TRAIL_LENGTH, RelayService, calling
 
 from .test_service import paused_at_add
 
 
 async def test_named_calls_are_recorded_per_session_with_a_short_result(service: RelayService) -> None:
     sid = await paused_at_add(service)  # not named: the view's own reads and in-process use leave no trail
-    trail = trail_for(service.manager)
+    trail = service.manager.trail
     assert trail.entries(sid) == []
 
     with calling("tool debug_step_over"):

@@ -270,3 +270,64 @@ async def test_writes_while_redis_is_down_are_kept_and_written_through(tmp_path:
     finally:
         await store.close()
         server.stop()
+
+
+async def test_a_sessions_evidence_goes_with_its_record(store: StateStore) -> None:
+    await store.save_session(record())
+    await store.save_session(record("sess_b"))
+    mine = await store.evidence.add("sess_a", "snapshot", "x")
+    theirs = await store.evidence.add("sess_b", "snapshot", "y")
+    await store.delete_session("sess_a")
+    assert await store.evidence.get(mine.id) is None and await store.evidence.ids("sess_a") == []
+    assert await store.evidence.get(theirs.id) is not None
+
+
+async def test_evidence_taken_while_redis_is_down_is_kept_readable_and_written_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from debugrelay.store import _deferred_evidence
+
+    server = RedisServer(tmp_path / "own")
+    store = WriteBehind(RedisStore.with_url(server.url, namespace="wbe"))
+    try:
+        before = await store.evidence.add("sess_a", "snapshot", "taken before")
+        server.stop()
+        with tracking_writes() as tracking:
+            during = await store.evidence.add("sess_a", "post_mortem", "taken during")
+        assert tracking.found == ["evidence"]  # answered as not persisted yet
+        assert store.pending == 1 and store.pending_for("sess_a")
+        assert (await store.evidence.get(during.id)).text == "taken during"  # type: ignore[union-attr]
+        monkeypatch.setattr(_deferred_evidence, "MAX_KEPT_BYTES", 20)
+        with pytest.raises(StoreUnavailable) as refused:  # past the bound: refused, nothing kept
+            await store.evidence.add("sess_b", "snapshot", "too much to keep waiting")
+        assert refused.value.details["max_kept_bytes"] == 20
+        assert store.pending == 1
+
+        server.start()
+        assert await store.write_through() == 1
+        assert store.pending == 0 and not store.pending_for("sess_a")
+        assert await store.inner.evidence.ids("sess_a") == [before.id, during.id]  # oldest first
+        assert (await store.inner.evidence.get(during.id)).kind == "post_mortem"  # type: ignore[union-attr]
+    finally:
+        await store.close()
+        server.stop()
+
+
+async def test_a_session_deleted_while_redis_is_down_takes_its_evidence_when_it_is_back(tmp_path: Path) -> None:
+    server = RedisServer(tmp_path / "own")
+    store = WriteBehind(RedisStore.with_url(server.url, namespace="wbd"))
+    try:
+        await store.save_session(record())
+        kept = await store.evidence.add("sess_a", "snapshot", "x")
+        server.stop()
+        waiting = await store.evidence.add("sess_a", "snapshot", "y")
+        await store.delete_session("sess_a")
+        assert await store.evidence.ids("sess_a") == []
+        server.start()
+        assert await store.evidence.get(waiting.id) is None
+        assert await store.evidence.get(kept.id) is None  # the store still has it, the relay says it is gone
+        await store.write_through()
+        assert await store.inner.evidence.get(kept.id) is None and await store.inner.evidence.ids("sess_a") == []
+    finally:
+        await store.close()
+        server.stop()

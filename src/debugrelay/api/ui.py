@@ -20,8 +20,8 @@ import math
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import AsyncIterator, Callable
+from contextlib import suppress
 from importlib import resources
 from typing import Any
 
@@ -38,8 +38,7 @@ from litestar.types import ASGIApp, Receive, Scope, Send
 from debugrelay.config import Settings
 from debugrelay.errors import NotFound, RelayError, SessionNotFound, Unauthorized
 from debugrelay.models import Input, OutputLine, SessionRecord
-from debugrelay.service import RelayService, calling, trail_for
-from debugrelay.service._redaction import seam_for
+from debugrelay.service import RelayService, calling
 from debugrelay.sessions import SessionManager
 
 from . import ui_render as render
@@ -234,18 +233,6 @@ def trail_middleware(app: ASGIApp) -> ASGIApp:
     return middleware
 
 
-@contextmanager
-def _unobserved(manager: SessionManager, session_id: str) -> Iterator[None]:
-    """A person looking does not keep a session alive: its idle clock is left as it was."""
-    session = manager.sessions.get(session_id)
-    before = session.record.last_activity if session is not None else None
-    try:
-        yield
-    finally:
-        if session is not None and before is not None:
-            session.record.last_activity = before
-
-
 def _program(launch: dict[str, Any] | None, attach: dict[str, Any] | None) -> str:
     if launch:
         what = launch.get("script") or (f"-m {launch['module']}" if launch.get("module") else "?")
@@ -264,7 +251,7 @@ async def _record_program(manager: SessionManager, record: SessionRecord) -> str
     launch = msgspec.to_builtins(record.launch) if record.launch is not None else None
     attach = msgspec.to_builtins(record.attach) if record.attach is not None else None
     text = _program(launch, attach)
-    seam = seam_for(manager)
+    seam = manager.redaction
     if seam.redactor is not None:
         table = await seam.table(record.id)
         text = seam.redactor.text(text, table, "ui")
@@ -273,7 +260,8 @@ async def _record_program(manager: SessionManager, record: SessionRecord) -> str
 
 
 async def list_rows(service: RelayService, manager: SessionManager) -> list[render.ListRow]:
-    listed = await service.list_sessions()
+    with manager.looking():  # a person looking does not keep sessions alive
+        listed = await service.list_sessions()
     records = {s.id: s.record for s in await manager.list_all()}
     rows = []
     for summary in listed.sessions:
@@ -297,7 +285,7 @@ async def list_rows(service: RelayService, manager: SessionManager) -> list[rend
 
 async def session_view(service: RelayService, manager: SessionManager, sid: str) -> render.SessionView:
     """Everything the session page shows, read through the redacting service; a part that fails says why."""
-    with _unobserved(manager, sid):
+    with manager.looking():
         detail = await service.session(sid)
         record = manager.sessions[sid].record
         view = render.SessionView(
@@ -306,7 +294,7 @@ async def session_view(service: RelayService, manager: SessionManager, sid: str)
             owner=record.owner or "",
             stop_at=record.stop.at if record.stop is not None else None,
             stop_seq=record.stop.seq if record.stop is not None else 0,
-            trail=trail_for(manager).entries(sid),
+            trail=manager.trail.entries(sid),
         )
         try:
             view.breakpoints = (await service.breakpoints(sid)).breakpoints
@@ -342,7 +330,7 @@ async def output_tail(
     lines: list[OutputLine] = []
     cursor: str | None = None
     earlier = False
-    with _unobserved(manager, sid):
+    with manager.looking():
         while True:
             page = await service.output(sid, since=cursor, limit=1000)
             lines.extend(page.outputs)
@@ -392,7 +380,7 @@ async def session_page(
 async def children(session_id: str, ref: int, service: Service, manager: Manager) -> Response[str]:
     """An expandable value's children, as HTML the page puts under it."""
     try:
-        with _unobserved(manager, session_id):
+        with manager.looking():
             page = await service.children(session_id, ref, 0, LOCALS)
     except RelayError as exc:
         return _html(f"<p class=err>{render.e(exc.message)}</p>", exc.status)
@@ -435,7 +423,7 @@ async def session_events(session_id: str, service: Service, manager: Manager) ->
                 if first:
                     out, dropped = tail, earlier
                 else:
-                    with _unobserved(manager, session_id):
+                    with manager.looking():
                         page = await service.output(session_id, since=cursor, limit=OUTPUT_TAIL)
                     out, dropped, cursor = page.outputs, bool(page.dropped or page.has_more), page.cursor or cursor
             except SessionNotFound:

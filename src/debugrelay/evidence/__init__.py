@@ -1,22 +1,14 @@
-"""Evidence of a Python program (seed 002): snapshots, post-mortems, capture points, the evidence store
-and the known-pattern analyzers."""
+"""Evidence of a Python program (seed 002): snapshots, post-mortems, capture points and the known-pattern
+analyzers; the items are kept in the state store's evidence namespace."""
 
 from debugrelay.errors import CollectFailed
+from debugrelay.store import EvidenceItem, EvidenceStore, check_id, no_evidence
 
 from . import _snapshots as snapshots
 from ._captures import Captures
 from ._collect import BriefPause
 from ._grep import GREP_HINT, GREP_MAX_CHARS, Found, compile_grep, grep_lines
-from ._hub import EvidenceHub, hub_for, hub_of, post_mortem, with_post_mortem
-from ._store import (
-    EvidenceItem,
-    EvidenceStore,
-    FileEvidence,
-    MemoryEvidence,
-    RedisEvidence,
-    check_id,
-    no_evidence,
-)
+from ._hub import EvidenceHub, post_mortem, with_post_mortem
 
 __all__ = [
     "GREP_HINT",
@@ -27,15 +19,10 @@ __all__ = [
     "EvidenceHub",
     "EvidenceItem",
     "EvidenceStore",
-    "FileEvidence",
     "Found",
-    "MemoryEvidence",
-    "RedisEvidence",
     "check_id",
     "compile_grep",
     "grep_lines",
-    "hub_for",
-    "hub_of",
     "no_evidence",
     "post_mortem",
     "snapshots",

@@ -1,14 +1,12 @@
-"""One relay's evidence: its store (Redis or files), the capture points of its sessions, the post-mortem hook."""
+"""One relay's evidence: its store (the state store's evidence namespace), the capture points of its
+sessions, the post-mortem hook."""
 
 from __future__ import annotations
 
 import collections
 import json
 import logging
-import shutil
-import weakref
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -19,13 +17,11 @@ from debugrelay.models import SnapshotBounds
 
 from ._collect import evaluate_json
 from ._snapshots import keep
-from ._store import EvidenceStore, FileEvidence, MemoryEvidence, RedisEvidence
 
 if TYPE_CHECKING:
-    from debugrelay.config import Settings
     from debugrelay.models import Stop
-    from debugrelay.sessions import Session, SessionManager
-    from debugrelay.store import StateStore
+    from debugrelay.sessions import Session
+    from debugrelay.store import EvidenceStore
 
     from ._captures import Captures
 
@@ -35,6 +31,8 @@ MAX_POST_MORTEMS = 5  # per session and relay
 
 
 class EvidenceHub:
+    """What a relay keeps of its sessions' programs: built once with the relay, given to its session manager."""
+
     def __init__(self, store: EvidenceStore) -> None:
         self.store = store
         self._captures: Captures | None = None
@@ -48,54 +46,19 @@ class EvidenceHub:
             self._captures = Captures(self)
         return self._captures
 
-    async def forget(self, session_id: str) -> None:
+    def forget(self, session_id: str) -> None:
+        """The session is gone: its capture points and counts go (the store drops its items with its record)."""
         self.post_mortems.pop(session_id, None)
         if self._captures is not None:
             self._captures.forget(session_id)
-        await self.store.drop_session(session_id)
-
-
-_hubs: weakref.WeakKeyDictionary[Any, EvidenceHub] = weakref.WeakKeyDictionary()
-
-
-def _open(state: StateStore, settings: Settings) -> EvidenceStore:
-    from debugrelay.store import WriteBehind
-    from debugrelay.store.redis import RedisStore
-
-    if isinstance(state, WriteBehind):  # Redis, kept through its outages: evidence goes to that Redis too
-        state = state.inner
-    if isinstance(state, RedisStore):
-        return RedisEvidence(state.client, state.ns)
-    if settings.state_dir:
-        root = Path(settings.state_dir) / "evidence"
-        # the sessions of a relay without Redis die with it: what they kept on disk goes at the next start
-        shutil.rmtree(root, ignore_errors=True)
-        return FileEvidence(root)
-    return MemoryEvidence()
-
-
-def hub_of(state: StateStore, settings: Settings) -> EvidenceHub:
-    """The evidence of the relay whose state store is ``state`` (one per relay)."""
-    hub = _hubs.get(state)
-    if hub is None:
-        hub = _hubs.setdefault(state, EvidenceHub(_open(state, settings)))
-    return hub
-
-
-def hub_for(manager: SessionManager) -> EvidenceHub:
-    """The manager's evidence; what a session kept goes when the session is deleted or expires."""
-    hub = hub_of(manager.store, manager.settings)
-    if hub.forget not in manager.on_delete:
-        manager.on_delete.append(hub.forget)
-    return hub
 
 
 StopHook = Callable[["Session", "Stop", list[Any]], Awaitable[None]]
 
 
-def with_post_mortem(inner: StopHook | None) -> StopHook:
+def with_post_mortem(hub: EvidenceHub, inner: StopHook | None) -> StopHook:
     """``inner`` (the inspection's stop hook), then, at an uncaught exception, a post-mortem snapshot
-    with the autopsy, taken while the program is still paused (a resume waits for it)."""
+    with the autopsy kept in ``hub``, taken while the program is still paused (a resume waits for it)."""
 
     async def on_stop(session: Session, stop: Stop, frames: list[Any]) -> None:
         if inner is not None:
@@ -103,7 +66,6 @@ def with_post_mortem(inner: StopHook | None) -> StopHook:
         exc = stop.exception
         if exc is None or not exc.unhandled or exc.type.rsplit(".", 1)[-1] == "SystemExit":
             return  # sys.exit() with a code is how a program ends, not a crash
-        hub = hub_of(session.store, session.settings)
         hub.post_mortems[session.id] += 1
         if hub.post_mortems[session.id] > MAX_POST_MORTEMS:
             # a program that keeps crashing threads would pay a snapshot each time; the first ones tell
@@ -115,15 +77,15 @@ def with_post_mortem(inner: StopHook | None) -> StopHook:
             )
             return
         try:
-            await post_mortem(session)
+            await post_mortem(session, hub.store)
         except RelayError as err:
             log.warning("no post-mortem snapshot of session %s: %s", session.id, err.message)
 
     return on_stop
 
 
-async def post_mortem(session: Session) -> None:
-    hub = hub_of(session.store, session.settings)
+async def post_mortem(session: Session, store: EvidenceStore) -> None:
+    """A snapshot of the paused program with its autopsy, kept in ``store`` as the session's post-mortem."""
     opts = json.dumps(msgspec.to_builtins(SnapshotBounds()))
     data = await evaluate_json(session, await session.frame_id(0), f"snapshot({opts!r})")
     data["program"] = "paused"
@@ -137,4 +99,4 @@ async def post_mortem(session: Session) -> None:
         names = [t.name for t in stop.threads if t.thread_id == stop.thread_id and t.name]
         if names:
             data["stop"]["thread_name"] = names[0]
-    await keep(session, hub.store, data, "post_mortem")
+    await keep(session, store, data, "post_mortem")

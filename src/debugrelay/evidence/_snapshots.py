@@ -13,10 +13,10 @@ from debugrelay.errors import NotFound
 from debugrelay.models import AutopsyException, Snapshot, SnapshotBounds, SnapshotSummary, ThreadBrief
 
 from ._collect import BriefPause, evaluate_json
-from ._store import EvidenceItem, EvidenceStore
 
 if TYPE_CHECKING:
     from debugrelay.sessions import Session
+    from debugrelay.store import EvidenceItem, EvidenceStore
 
 log = logging.getLogger(__name__)
 KINDS = ("snapshot", "post_mortem")

@@ -87,6 +87,10 @@ class Launcher(abc.ABC):
     name: str = "abstract"
     # finds the debugpy a pod already runs (attach by pod, :meth:`attach_target`)
     attaches_pods: bool = False
+    # the program's working folder is inside its target (a container, a pod), not on the relay's disk
+    files_in_target: bool = False
+    # the program's code comes with its image: a script or module need not exist on the relay's disk
+    code_in_image: bool = False
 
     @abc.abstractmethod
     async def start(self, spec: LaunchRequest, *, session_id: str) -> Target:

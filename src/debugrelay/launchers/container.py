@@ -15,6 +15,12 @@ import os
 from debugrelay.config import Settings
 from debugrelay.dap import KEEPER_FILE, keeper_command
 
+# What marks a container or pod as a relay's target: its session, and the store whose relays may reap it
+MANAGED = "debugrelay.managed"
+SESSION = "debugrelay.session"
+STORE = "debugrelay.store"
+INSTANCE = "debugrelay.instance"  # the relay that started it (a Docker label, a pod's annotation)
+
 BOOT = "/opt/debugrelay"
 INNER_PORT = 5679  # debugpy, on the container's loopback, behind the keeper
 HOME = "/home/debuggee"  # the target image's user's home; a tmpfs (an emptyDir) in every target
@@ -29,6 +35,11 @@ def store_identity(settings: Settings) -> str:
         digest = hashlib.sha256(f"{settings.redis_url}\0{namespace}".encode()).hexdigest()[:24]
         return f"redis:{digest}"
     return f"memory:{settings.instance_id}"
+
+
+def target_labels(session_id: str, store: str) -> dict[str, str]:
+    """The labels every target container or pod carries (``store``: :func:`store_identity`)."""
+    return {MANAGED: "true", SESSION: session_id, STORE: store}
 
 
 def target_env(env: dict[str, str], pythonpath: list[str]) -> dict[str, str]:

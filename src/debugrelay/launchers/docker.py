@@ -43,7 +43,19 @@ from debugrelay.models import LaunchRequest
 
 from .base import Launcher, Target
 from .boot import debugpy_args
-from .container import BOOT, INNER_PORT, keeper_in_container, store_identity, target_env, target_home
+from .container import (
+    BOOT,
+    INNER_PORT,
+    INSTANCE,
+    MANAGED,
+    SESSION,
+    STORE,
+    keeper_in_container,
+    store_identity,
+    target_env,
+    target_home,
+    target_labels,
+)
 from .docker_attach import HELD, hold_in_container, recovered
 from .docker_networks import TargetNetworks
 from .docker_target import DockerTarget
@@ -55,7 +67,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DEBUG_PORT = 5678
-LABEL = "debugrelay.managed"
 TMPFS_TMP = "size=64m,mode=1777"
 TMPFS_HOME = "size=16m,mode=0700"
 _HOOKS = Path(__file__).resolve().parent.parent / "_boot"
@@ -92,6 +103,7 @@ class DockerLauncher(Launcher):
     """Starts one container per target with memory, CPU and PID limits, as a non-root user."""
 
     name = "docker"
+    files_in_target = True
 
     def __init__(self, settings: Settings, client: Any = None, *, pool_size: int = 0) -> None:
         self.settings = settings
@@ -204,12 +216,7 @@ class DockerLauncher(Launcher):
             "mounts": [{"Target": BOOT, "Type": "volume", "ReadOnly": False}],
             "tmpfs": {"/tmp": TMPFS_TMP, home: f"{TMPFS_HOME},uid={uid},gid={gid}"},
             "read_only": True,
-            "labels": {
-                LABEL: "true",
-                "debugrelay.session": session_id,
-                "debugrelay.instance": self.settings.instance_id,
-                "debugrelay.store": self.store_id,
-            },
+            "labels": {**target_labels(session_id, self.store_id), INSTANCE: self.settings.instance_id},
             "mem_limit": limits.memory,
             "nano_cpus": limits.nano_cpus,
             "pids_limit": limits.pids,
@@ -332,7 +339,7 @@ class DockerLauncher(Launcher):
         except Exception:
             return None
         labels = container.labels
-        if labels.get(LABEL) != "true" or labels.get("debugrelay.store") != self.store_id:
+        if labels.get(MANAGED) != "true" or labels.get(STORE) != self.store_id:
             # a stored record is a claim: only a container this store's relays started is acted on
             log.warning("ignoring the stored container %s: not one of this store's targets", container_id)
             return None
@@ -362,14 +369,14 @@ class DockerLauncher(Launcher):
         container uses any more; return the containers' ids."""
         removed: list[str] = []
         try:
-            containers = self.client.containers.list(all=True, filters={"label": LABEL})
+            containers = self.client.containers.list(all=True, filters={"label": MANAGED})
         except RelayError:
             return []
         in_use: set[str] = set()
         for container in containers:
             labels = container.labels
-            mine = labels.get("debugrelay.store") == self.store_id
-            session = labels.get("debugrelay.session")
+            mine = labels.get(STORE) == self.store_id
+            session = labels.get(SESSION)
             if labels.get("debugrelay.pool"):  # labels are fixed at creation: a warm one is renamed when handed out
                 session = _pooled_session(container.name)
             if (mine and session not in keep) or _owner_died(labels):
@@ -432,7 +439,7 @@ def _pooled_session(name: str) -> str | None:
 
 def _owner_died(labels: dict[str, str]) -> bool:
     """An in-memory relay on this host that no longer runs: its sessions died with it."""
-    store, instance = labels.get("debugrelay.store", ""), labels.get("debugrelay.instance", "")
+    store, instance = labels.get(STORE, ""), labels.get(INSTANCE, "")
     host, _, pid = instance.rpartition("-")
     if not store.startswith("memory:") or host != socket.gethostname() or not pid.isdigit():
         return False

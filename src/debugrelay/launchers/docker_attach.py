@@ -15,7 +15,7 @@ from debugrelay.dap import KEEPER_FILE, SECRET_ENV, keeper_command, new_secret
 from debugrelay.errors import LaunchFailed
 
 from .base import Target
-from .container import BOOT
+from .container import BOOT, INSTANCE, target_labels
 from .docker_networks import subnets_of
 from .docker_target import DockerTarget
 from .remote import RemoteTarget
@@ -84,7 +84,7 @@ def hold_in_container(
     network = network_reaching(launcher, attached.host)
     if network is None:
         return None
-    from .docker import DEBUG_PORT, LABEL, _boot_archive
+    from .docker import DEBUG_PORT, _boot_archive
 
     settings = launcher.settings
     secret = new_secret()
@@ -105,10 +105,8 @@ def hold_in_container(
         "tmpfs": {"/tmp": "size=8m,mode=1777"},
         "read_only": True,
         "labels": {
-            LABEL: "true",
-            "debugrelay.session": session_id,
-            "debugrelay.instance": settings.instance_id,
-            "debugrelay.store": launcher.store_id,
+            **target_labels(session_id, launcher.store_id),
+            INSTANCE: settings.instance_id,
             HELD: f"{attached.host}:{attached.port}",
         },
         **KEEPER_LIMITS,

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from debugrelay.dap import DapClient, new_secret
 from debugrelay.models import LaunchRequest
 
+from .container import SESSION
 from .docker import DEBUG_PORT, with_keeper
 from .docker_target import DockerTarget
 from .pool import (
@@ -121,7 +122,7 @@ class ContainerPool:
                 *POOL_MARK,
             ],
             "environment": base_env,
-            "labels": {**kwargs["labels"], "debugrelay.session": "pool", "debugrelay.pool": "true"},
+            "labels": {**kwargs["labels"], SESSION: "pool", "debugrelay.pool": "true"},
         }
         key = self.key_of(kwargs)
         self._plans[key] = (pooled, mounts, with_debugpy)

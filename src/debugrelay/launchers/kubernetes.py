@@ -37,13 +37,10 @@ from debugrelay.errors import InvalidRequest, LaunchFailed, Refused, RelayError
 from debugrelay.models import AttachSpec, LaunchRequest
 
 from .base import Launcher, Target
-from .container import store_identity
+from .container import MANAGED, SESSION, STORE, store_identity
 from .kubernetes_pod import (
     CONTAINER,
-    MANAGED,
     PULL_FAILURES,
-    SESSION,
-    STORE,
     exit_code_of,
     pod_manifest,
     waiting_failure,
@@ -129,6 +126,8 @@ class KubernetesLauncher(Launcher):
 
     name = "kubernetes"
     attaches_pods = True
+    files_in_target = True
+    code_in_image = True
 
     def __init__(self, settings: Settings, client: Any = None) -> None:
         self.settings = settings

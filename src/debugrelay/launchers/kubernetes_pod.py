@@ -13,13 +13,19 @@ from debugrelay.errors import InvalidRequest
 from debugrelay.models import LaunchRequest
 
 from .boot import debugpy_args
-from .container import BOOT, INNER_PORT, keeper_in_container, target_env, target_home
+from .container import (
+    BOOT,
+    INNER_PORT,
+    INSTANCE,
+    SESSION,
+    keeper_in_container,
+    target_env,
+    target_home,
+    target_labels,
+)
 from .policy import LaunchPolicy, memory_bytes
 
 CONTAINER = "target"
-MANAGED = "debugrelay.managed"
-STORE = "debugrelay.store"
-SESSION = "debugrelay.session"
 # the init container: copy debugpy and the hooks out of the relay's image into the shared emptyDir
 BOOT_COPY = "import sys; from debugrelay.launchers.boot import copy_boot; copy_boot(sys.argv[1])"
 PULL_FAILURES = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"})
@@ -138,13 +144,11 @@ def pod_manifest(
         "app.kubernetes.io/name": "debugrelay",
         "app.kubernetes.io/managed-by": "debugrelay",
         "app.kubernetes.io/component": "target",
-        MANAGED: "true",
-        SESSION: session_id,
-        STORE: store_label,
+        **target_labels(session_id, store_label),
     }
     annotations = {
-        "debugrelay.instance": settings.instance_id,
-        "debugrelay.session": session_id,
+        INSTANCE: settings.instance_id,
+        SESSION: session_id,
         "debugrelay.image": image,
     }
     uid, _, gid = user.partition(":")

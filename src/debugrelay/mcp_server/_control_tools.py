@@ -57,10 +57,10 @@ class BreakpointTools(ToolGroup):
     async def debug_remove_breakpoint(
         self,
         *,
-        breakpoint_id: Annotated[str, Field(description="e.g. 'bp_1'; 'all': every one.")],
+        breakpoint_id: Annotated[str, Field(description="'bp_1' or 'all'.")],
         session_id: SessionId = None,
     ) -> dict[str, Any]:
-        """Remove a breakpoint, or all (debug_status lists them)."""
+        """Remove a breakpoint (debug_status lists them)."""
         sid = await self._sid(session_id)
         if breakpoint_id == "all":
             return plain(await self.backend.clear_breakpoints(sid))

@@ -5,6 +5,7 @@ from ._logging import RedactingFilter, install_log_filter
 from ._patterns import PatternsError, load_patterns
 from ._redactor import ANSWER_MAX_CHARS, OFF_LOOP_CHARS, PAGE_MAX_CHARS, Budget, Redactor, SubstituteMode, text_size
 from ._rules import BUILTIN_RULES, PLACEHOLDER, Rule, expression_name, luhn, secret_expression, secret_name
+from ._seam import RedactionSeam
 from ._table import MAX_PLACEHOLDERS, Entry, Placeholders
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "PatternsError",
     "Placeholders",
     "RedactingFilter",
+    "RedactionSeam",
     "Redactor",
     "Rule",
     "SubstituteMode",

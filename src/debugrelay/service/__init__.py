@@ -25,7 +25,7 @@ if TYPE_CHECKING:
         format_number,
         wait_seconds,
     )
-    from ._trail import TRAIL_LENGTH, Trail, TrailEntry, calling, trail_for
+    from ._trail import TRAIL_LENGTH, Trail, TrailEntry, calling
 
 _LAZY = {
     **dict.fromkeys(
@@ -43,7 +43,7 @@ _LAZY = {
         ),
         "._relay",
     ),
-    **dict.fromkeys(("TRAIL_LENGTH", "Trail", "TrailEntry", "calling", "trail_for"), "._trail"),
+    **dict.fromkeys(("TRAIL_LENGTH", "Trail", "TrailEntry", "calling"), "._trail"),
 }
 
 
@@ -72,6 +72,5 @@ __all__ = [
     "check_page",
     "format_number",
     "policy",
-    "trail_for",
     "wait_seconds",
 ]

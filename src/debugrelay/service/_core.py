@@ -9,7 +9,6 @@ from typing import Any
 
 import msgspec
 
-from debugrelay import evidence
 from debugrelay.errors import InvalidRequest, TooManyWaits
 from debugrelay.evidence import snapshots
 from debugrelay.launchers.policy import LaunchPolicy
@@ -169,7 +168,7 @@ class ServiceCore(DebugService):
     async def _find_post_mortem(self, session_id: str) -> Snapshot | None:
         """The session's latest post-mortem snapshot, if it has one (inspection answers from it once the
         program ended)."""
-        store = evidence.hub_for(self.manager).store
+        store = self.manager.evidence.store
         for evidence_id in reversed(await store.ids(session_id)):
             item = await store.get(evidence_id)
             if item is not None and item.kind == "post_mortem":

@@ -25,7 +25,6 @@ from debugrelay.models.limits import MAX_PAGE
 from debugrelay.redaction import PAGE_MAX_CHARS, secret_expression, secret_name
 
 from ._core import ServiceCore, check_length, check_page
-from ._redaction import seam_for
 
 
 class EvidenceOps(ServiceCore):
@@ -37,19 +36,19 @@ class EvidenceOps(ServiceCore):
         """Every thread's stack with locals, tasks, locks and process facts; a running program is paused
         for the read and resumed as it was."""
         session = self._get(session_id)
-        hub = evidence.hub_for(self.manager)
+        hub = self.manager.evidence
         async with session.lock:
             return await snapshots.take(session, hub.store, bounds or SnapshotBounds())
 
     async def snapshots(self, session_id: str) -> SnapshotList:
         self._get(session_id)
-        found = await snapshots.listing(evidence.hub_for(self.manager).store, session_id)
+        found = await snapshots.listing(self.manager.evidence.store, session_id)
         return SnapshotList(snapshots=found, total=len(found))
 
     async def snapshot(self, session_id: str, snapshot_id: str) -> Snapshot:
         """A whole snapshot ("post_mortem" is the latest post-mortem of the session)."""
         self._get(session_id)
-        store = evidence.hub_for(self.manager).store
+        store = self.manager.evidence.store
         if snapshot_id == "post_mortem":
             return await self._post_mortem(session_id)
         evidence.check_id(snapshot_id)
@@ -70,21 +69,21 @@ class EvidenceOps(ServiceCore):
     async def add_capture(self, session_id: str, request: CaptureRequest) -> CapturePoint:
         """A capture point: rows of values at a line, without pausing the program."""
         session = self._get(session_id)
-        return await evidence.hub_for(self.manager).captures.add(session, request)
+        return await self.manager.evidence.captures.add(session, request)
 
     async def captures(self, session_id: str) -> CaptureList:
-        return CaptureList(captures=evidence.hub_for(self.manager).captures.listing(self._get(session_id)))
+        return CaptureList(captures=self.manager.evidence.captures.listing(self._get(session_id)))
 
     async def capture_table(self, session_id: str, capture_id: str, start: int = 0, count: int = 100) -> CaptureTable:
         check_page(start, count)
-        found = await evidence.hub_for(self.manager).captures.table(self._get(session_id), capture_id, start, count)
+        found = await self.manager.evidence.captures.table(self._get(session_id), capture_id, start, count)
         await self._hide_secret_columns(session_id, found)
         return found
 
     async def _hide_secret_columns(self, session_id: str, found: CaptureTable) -> None:
         """A row is a list, so a column named like a secret (``password``) is hidden here, cell by cell;
         the answer's own redaction then sees every other string."""
-        seam = seam_for(self.manager)
+        seam = self.manager.redaction
         if seam.redactor is None:
             return
         secret = [i for i, c in enumerate(found.columns) if secret_name(c) or secret_expression(c)]
@@ -98,14 +97,14 @@ class EvidenceOps(ServiceCore):
         await seam.persist(session_id, placeholders)
 
     async def remove_capture(self, session_id: str, capture_id: str) -> CapturePoint:
-        return await evidence.hub_for(self.manager).captures.remove(self._get(session_id), capture_id)
+        return await self.manager.evidence.captures.remove(self._get(session_id), capture_id)
 
     async def evidence(
         self, evidence_id: str, *, offset: int = 0, limit: int = 200, grep: str | None = None
     ) -> EvidencePage:
         """An evidence item's lines, paged (or the lines matching ``grep``), redacted as its session's."""
         evidence.check_id(evidence_id)
-        item = await evidence.hub_for(self.manager).store.get(evidence_id)
+        item = await self.manager.evidence.store.get(evidence_id)
         if item is None:
             raise evidence.no_evidence(evidence_id)
         return await self.session_evidence(item.session_id, evidence_id, offset=offset, limit=limit, grep=grep)
@@ -119,7 +118,7 @@ class EvidenceOps(ServiceCore):
                 f"offset must be >= 0 and limit between 1 and {MAX_PAGE}", details={"offset": offset, "limit": limit}
             )
         check_length("grep", grep, evidence.GREP_MAX_CHARS)
-        item = await evidence.hub_for(self.manager).store.get(evidence_id)
+        item = await self.manager.evidence.store.get(evidence_id)
         if item is None or item.session_id != session_id:
             raise evidence.no_evidence(evidence_id)
         pattern = evidence.compile_grep(grep) if grep else None
@@ -142,7 +141,7 @@ class EvidenceOps(ServiceCore):
         """Known patterns over the given snapshots (or, with ``take``, 1-2 new ones ``interval`` s apart;
         with neither, the session's last two)."""
         session = self._get(session_id)
-        hub = evidence.hub_for(self.manager)
+        hub = self.manager.evidence
         if not 0 <= take <= 2 or not 0 <= interval <= 30:
             raise InvalidRequest(
                 "take must be 0, 1 or 2 and interval between 0 and 30 seconds",

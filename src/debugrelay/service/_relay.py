@@ -42,7 +42,7 @@ from ._core import (
 )
 from ._evidence import EvidenceOps
 from ._inspection import InspectionOps
-from ._redaction import redacting, seam_for
+from ._redaction import redacting
 from ._running import RunningOps
 from ._trail import recording
 
@@ -128,7 +128,7 @@ class RelayService(RunningOps, BreakpointOps, InspectionOps, EvidenceOps):
     async def redactions(self, session_id: str) -> Redactions:
         """What this session's answers have had redacted: rule, placeholder, where, when; never the value."""
         self._get(session_id)
-        seam = seam_for(self.manager)
+        seam = self.manager.redaction
         if not seam.enabled:
             return Redactions(
                 session_id=session_id,

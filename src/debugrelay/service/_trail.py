@@ -1,26 +1,22 @@
-"""The agent's trail: the last calls made on each session, for a person watching (``/ui``).
+"""Recording the agent's trail: the last calls made on each session, for a person watching (``/ui``).
 
 An adapter names the call it is serving (``POST /sessions/…/step``, ``tool debug_step_over``) with
 :func:`calling`; the first session operation that call runs is recorded with its main arguments and a
-one-line result, after redaction (the recorder wraps the redacting service). Calls nobody named (the
-view's own reads, in-process use) are not recorded. Bounded: :data:`TRAIL_LENGTH` calls per session,
-kept in this relay's memory only.
+one-line result, after redaction (the recorder wraps the redacting service), in the manager's
+:class:`Trail` (``manager.trail``). Calls nobody named (the view's own reads, in-process use) are not
+recorded.
 """
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import contextvars
 import functools
 import inspect
 import time
-import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
-
-import msgspec
 
 from debugrelay.errors import RelayError
 from debugrelay.models import (
@@ -36,22 +32,13 @@ from debugrelay.models import (
     VariablesPage,
     WatchValue,
 )
-from debugrelay.sessions import SessionManager
+from debugrelay.sessions import TRAIL_LENGTH, SessionManager, Trail, TrailEntry
 
-from ._redaction import seam_for
 from ._wrapping import C, F, wrap_operations
 
-TRAIL_LENGTH = 30
+__all__ = ["TRAIL_LENGTH", "Trail", "TrailEntry", "calling", "clip", "recording", "summary"]
+
 CLIP = 80  # characters of an argument or a result; longer ones end in '…'
-
-
-class TrailEntry(msgspec.Struct, kw_only=True):
-    at: float
-    call: str  # what the agent sent: HTTP method and path, or the MCP tool
-    operation: str
-    detail: str = ""  # the operation's main arguments
-    result: str = ""
-    ok: bool = True
 
 
 @dataclass
@@ -71,35 +58,6 @@ def calling(label: str) -> Iterator[None]:
         yield
     finally:
         _CALL.reset(token)
-
-
-class Trail:
-    """The last calls of each session of one relay."""
-
-    def __init__(self, manager: SessionManager) -> None:
-        self.manager = manager
-        self.calls: dict[str, collections.deque[TrailEntry]] = {}
-
-    def add(self, session_id: str, entry: TrailEntry) -> None:
-        self.calls.setdefault(session_id, collections.deque(maxlen=TRAIL_LENGTH)).append(entry)
-        if len(self.calls) > 2 * len(self.manager.sessions) + 16:
-            for gone in [s for s in self.calls if s not in self.manager.sessions]:
-                del self.calls[gone]
-        self.manager.feed.bump(session_id)
-
-    def entries(self, session_id: str) -> list[TrailEntry]:
-        """Oldest first."""
-        return list(self.calls.get(session_id, ()))
-
-
-_trails: weakref.WeakKeyDictionary[SessionManager, Trail] = weakref.WeakKeyDictionary()
-
-
-def trail_for(manager: SessionManager) -> Trail:
-    found = _trails.get(manager)
-    if found is None:
-        found = _trails.setdefault(manager, Trail(manager))
-    return found
 
 
 def clip(text: str, limit: int = CLIP) -> str:
@@ -202,7 +160,7 @@ def _wrap(name: str, fn: F) -> F:
 
 
 async def _record(manager: SessionManager, session_id: str, entry: TrailEntry) -> None:
-    seam = seam_for(manager)
+    seam = manager.redaction
     if seam.redactor is not None and session_id in manager.sessions:
         # what the agent sent may hold a literal secret: shown to people, it is redacted like an answer
         table = await seam.table(session_id)
@@ -210,7 +168,7 @@ async def _record(manager: SessionManager, session_id: str, entry: TrailEntry) -
         with contextlib.suppress(RelayError):
             await seam.persist(session_id, table)
     entry.detail, entry.result = clip(entry.detail), clip(entry.result)
-    trail_for(manager).add(session_id, entry)
+    manager.trail.add(session_id, entry)
 
 
 def recording(cls: C) -> C:

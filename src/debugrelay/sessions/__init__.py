@@ -12,6 +12,7 @@ from ._manager import SessionManager
 from ._session import ACTIVE, CAPTURE_MARK, STEP_COMMANDS, RefMeta, Session, StopHook
 from ._source import MAX_SOURCE_BYTES, read_source
 from ._testruns import stops_on, test_runner
+from ._trail import TRAIL_LENGTH, Trail, TrailEntry
 from ._transfer import clone, export, import_session
 from ._views import process_table, session_view, status_view
 from .breakpoints import BreakpointRequest, BreakpointUpdate
@@ -21,6 +22,7 @@ __all__ = [
     "CAPTURE_MARK",
     "MAX_SOURCE_BYTES",
     "STEP_COMMANDS",
+    "TRAIL_LENGTH",
     "BreakpointRequest",
     "BreakpointUpdate",
     "ChangeFeed",
@@ -31,6 +33,8 @@ __all__ = [
     "SessionManager",
     "SourceRoots",
     "StopHook",
+    "Trail",
+    "TrailEntry",
     "breakpoints",
     "clone",
     "export",

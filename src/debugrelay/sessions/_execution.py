@@ -189,7 +189,7 @@ async def restart(session: Session) -> None:
     async with session.lock:
         launcher = await launch.launcher_for(session, spec)
         await stop_target(session, "restarted", terminate=True)
-        script = bps.prepare_launch(spec, launcher.name, session.source_roots)
+        script = bps.prepare_launch(spec, launcher, session.source_roots)
         await launch.start(session, launcher, spec, script)
 
 

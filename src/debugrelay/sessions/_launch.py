@@ -55,7 +55,7 @@ async def launch(session: Session, spec: LaunchRequest) -> None:
             )
         spec = testruns.narrowed(spec)
         launcher = await launcher_for(session, spec)
-        script = bps.prepare_launch(spec, launcher.name, session.source_roots)
+        script = bps.prepare_launch(spec, launcher, session.source_roots)
         session.record.mode = "launch"
         seals.set_launch(session.keys, session.record, spec)
         await start(session, launcher, spec, script)

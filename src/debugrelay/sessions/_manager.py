@@ -8,27 +8,40 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Iterator
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from debugrelay.config import Settings
 from debugrelay.errors import InvalidRequest, SessionNotFound, TooManySessions
 from debugrelay.launchers import Launcher
 from debugrelay.models import AttachSpec, SessionRecord
+from debugrelay.redaction import RedactionSeam, Redactor
 from debugrelay.store import StateStore
 from debugrelay.trust import RelayKeys
 
 from ._feed import ChangeFeed
 from ._session import ACTIVE, Session, StopHook
+from ._trail import Trail
 
 if TYPE_CHECKING:
+    from debugrelay.evidence import EvidenceHub
+
     from ._leases import Ownership
 
 log = logging.getLogger(__name__)
 
 
+_LOOKING: ContextVar[bool] = ContextVar("debugrelay_looking", default=False)
+
+
 class SessionManager:
-    """The one entry point of the domain for the API, the MCP server and the CLI's embedded mode."""
+    """The one entry point of the domain for the API, the MCP server and the CLI's embedded mode.
+
+    It holds what is one per relay and shared by every service over it: the store, the launchers, the
+    sessions, their evidence (``evidence``), their redaction (``redaction``) and the agent's trail.
+    ``evidence`` defaults to a hub over the store's evidence namespace, ``redactor`` to what the settings ask.
+    """
 
     def __init__(
         self,
@@ -38,6 +51,8 @@ class SessionManager:
         *,
         on_stop: StopHook | None = None,
         keys: RelayKeys | None = None,
+        evidence: EvidenceHub | None = None,
+        redactor: Redactor | None = None,
     ) -> None:
         self.settings = settings
         # what this relay seals stored targets with and proves itself to its replicas with
@@ -52,7 +67,16 @@ class SessionManager:
         self.started_at = time.time()
         self.ownership: Ownership | None = None  # leases, recovery and takeover: a durable store only
         self.feed = ChangeFeed()  # bumped on every change a live view shows
-        self.on_delete: list[Callable[[str], Awaitable[None]]] = []  # what a session kept elsewhere goes with it
+        self.trail = Trail(self.sessions, self.feed)
+        if redactor is None:
+            self.redaction = RedactionSeam.from_settings(settings, store, self.sessions)
+        else:
+            self.redaction = RedactionSeam(redactor, store, self.sessions)
+        if evidence is None:
+            from debugrelay.evidence import EvidenceHub  # evidence builds on sessions: imported once they are
+
+            evidence = EvidenceHub(store.evidence)
+        self.evidence = evidence
 
     def new_session(self, record: SessionRecord) -> Session:
         """A Session object for ``record`` (not yet registered here)."""
@@ -140,11 +164,23 @@ class SessionManager:
         return session
 
     def get(self, session_id: str) -> Session:
+        """The session; asking for it is activity (its idle deadline moves), unless :meth:`looking`."""
         session = self.sessions.get(session_id)
         if session is None:
             raise SessionNotFound(f"no session '{session_id}'", details={"id": session_id})
-        session.touch()
+        if not _LOOKING.get():
+            session.touch()
         return session
+
+    @staticmethod
+    @contextlib.contextmanager
+    def looking() -> Iterator[None]:
+        """Reads made inside (this task's) are a person looking: they leave every idle deadline as it was."""
+        token = _LOOKING.set(True)
+        try:
+            yield
+        finally:
+            _LOOKING.reset(token)
 
     def local_sessions(self) -> list[Session]:
         """The sessions this relay holds, oldest first."""
@@ -162,14 +198,12 @@ class SessionManager:
         self.sessions.pop(session_id, None)
         self.feed.bump(session_id)
         await self.store.delete_session(session_id)
-        await self._deleted(session_id)
+        self._deleted(session_id)
 
-    async def _deleted(self, session_id: str) -> None:
-        for hook in self.on_delete:
-            try:
-                await hook(session_id)
-            except Exception:
-                log.exception("could not remove what session %s kept", session_id)
+    def _deleted(self, session_id: str) -> None:
+        """What the relay kept of a session besides the store (which forgot it with its record) goes too."""
+        self.evidence.forget(session_id)
+        self.redaction.forget(session_id)
 
     # -- idle timeout ------------------------------------------------------------------------
 
@@ -200,7 +234,7 @@ class SessionManager:
             self.feed.bump(session.id)
             with contextlib.suppress(Exception):
                 await self.store.delete_session(session.id)
-            await self._deleted(session.id)
+            self._deleted(session.id)
         return [s.id for s in expired]
 
     def counts(self) -> dict[str, Any]:

@@ -9,7 +9,8 @@ per session wins), the call that made it is told through :func:`tracking_writes`
 dies before then loses what was kept: that is what ``persisted: false`` warns of.
 
 What needs the store before anything can change (a new session claims its lease first) is not
-deferred: the store's error reaches the caller and nothing is created.
+deferred: the store's error reaches the caller and nothing is created. Evidence is kept within bounds
+(:mod:`._deferred_evidence`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 from debugrelay.errors import StoreUnavailable
 from debugrelay.models import BreakpointRecord, SessionRecord
 
+from ._deferred_evidence import DeferredEvidence
 from .base import Lease, OutputPage, StateStore
 
 log = logging.getLogger(__name__)
@@ -72,7 +74,7 @@ def _note(what: str) -> None:
 
 
 class WriteBehind(StateStore):
-    """A durable store whose session and profile writes outlive an outage of it (see the module)."""
+    """A durable store whose session, profile and evidence writes outlive an outage of it (see the module)."""
 
     def __init__(self, inner: StateStore) -> None:
         self.inner = inner
@@ -83,11 +85,17 @@ class WriteBehind(StateStore):
         self._profiles: dict[str, list[BreakpointRecord]] = {}
         self._cleared: set[str] = set()
         self._redactions: dict[str, dict[str, bytes]] = {}
+        self._evidence = DeferredEvidence(inner.evidence, self._deletes.__contains__, _note)
+
+    @property
+    def evidence(self) -> DeferredEvidence:
+        return self._evidence
 
     @property
     def pending(self) -> int:
         """How many writes wait for the store."""
-        return len(self._saves) + len(self._deletes) + len(self._profiles) + len(self._cleared) + len(self._redactions)
+        kept = len(self._saves) + len(self._deletes) + len(self._profiles) + len(self._cleared) + len(self._redactions)
+        return kept + self._evidence.pending
 
     def pending_for(self, session_id: str) -> bool:
         return (
@@ -95,6 +103,7 @@ class WriteBehind(StateStore):
             or session_id in self._deletes
             or session_id in self._cleared
             or session_id in self._redactions
+            or self._evidence.pending_for(session_id)
         )
 
     async def write_through(self, skip: set[str] | frozenset[str] = frozenset()) -> int:
@@ -129,6 +138,7 @@ class WriteBehind(StateStore):
             if self._profiles.get(name) is saved:
                 del self._profiles[name]
             done += 1
+        done += await self._evidence.write_through()
         if done:
             log.info("state store back: %d write(s) made during the outage written through", done)
         return done
@@ -150,6 +160,7 @@ class WriteBehind(StateStore):
         self._saves.pop(session_id, None)
         self._redactions.pop(session_id, None)
         self._cleared.discard(session_id)
+        self._evidence.forget(session_id)
         try:
             await self.inner.delete_session(session_id)
         except StoreUnavailable:

@@ -1,4 +1,4 @@
-"""State store ABC: sessions, output streams, breakpoint profiles and the owners' leases."""
+"""State store ABC: sessions, output streams, evidence, placeholders, breakpoint profiles and the owners' leases."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from typing import Any
 
 from debugrelay.errors import InvalidRequest
 from debugrelay.models import BreakpointRecord, OutputEntry, SessionRecord
+
+from .evidence import EvidenceStore
 
 OUTPUT_BYTES = 8 * 1024 * 1024  # a session's output kept, in UTF-8 bytes (DEBUGRELAY_OUTPUT_BUFFER_BYTES)
 
@@ -75,7 +77,7 @@ class StateStore(abc.ABC):
 
     @abc.abstractmethod
     async def delete_session(self, session_id: str) -> None:
-        """Forget a session, its output, its activity mark, its lease and its placeholders."""
+        """Forget a session, its output, its activity mark, its lease, its placeholders and its evidence."""
 
     @abc.abstractmethod
     async def save_activity(self, activity: dict[str, float]) -> None:
@@ -113,6 +115,13 @@ class StateStore(abc.ABC):
     @abc.abstractmethod
     async def clear_output(self, session_id: str) -> None:
         """Drop a session's output."""
+
+    # -- evidence ----------------------------------------------------------------------------
+
+    @property
+    @abc.abstractmethod
+    def evidence(self) -> EvidenceStore:
+        """The evidence namespace: large values kept whole per session, bounded, gone with the session."""
 
     # -- redaction placeholders ------------------------------------------------------------
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import itertools
+import shutil
 import time
 from collections import deque
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -12,6 +14,7 @@ import msgspec
 from debugrelay.models import BreakpointRecord, OutputEntry, SessionRecord
 
 from .base import OUTPUT_BYTES, Lease, OutputPage, StateStore, bad_cursor, timestamp
+from .evidence import EvidenceStore, FileEvidence, MemoryEvidence
 
 
 class _Stream:
@@ -25,10 +28,19 @@ class _Stream:
 
 
 class MemoryStore(StateStore):
+    """Everything in this process; evidence in files under ``evidence_dir`` when one is given (big values
+    stay out of memory). The folder starts empty: the sessions it held died with the relay that kept them."""
+
     name = "memory"
     durable = False
 
-    def __init__(self, output_cap: int = 10_000, output_bytes: int = OUTPUT_BYTES) -> None:
+    def __init__(
+        self, output_cap: int = 10_000, output_bytes: int = OUTPUT_BYTES, *, evidence_dir: str | Path | None = None
+    ) -> None:
+        self._evidence: EvidenceStore = MemoryEvidence()
+        if evidence_dir:
+            shutil.rmtree(evidence_dir, ignore_errors=True)
+            self._evidence = FileEvidence(evidence_dir)
         self.output_cap = output_cap
         self.output_bytes = output_bytes
         self._sessions: dict[str, bytes] = {}
@@ -59,6 +71,11 @@ class MemoryStore(StateStore):
         self._activity.pop(session_id, None)
         self._leases.pop(session_id, None)
         self._redactions.pop(session_id, None)
+        await self._evidence.drop_session(session_id)
+
+    @property
+    def evidence(self) -> EvidenceStore:
+        return self._evidence
 
     async def save_activity(self, activity: dict[str, float]) -> None:
         self._activity.update(activity)

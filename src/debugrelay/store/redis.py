@@ -11,6 +11,7 @@ Keys, all under the namespace (``DEBUGRELAY_REDIS_NAMESPACE``, default ``debugre
 - ``{ns}:instance:{id}``   string with a TTL: a relay replica's URL and start time
 - ``{ns}:profiles``        hash  profile name → breakpoint list JSON
 - ``{ns}:redactions:{id}`` hash  placeholder → redaction entry JSON (the secret it stands for)
+- ``{ns}:evidence:…``      the evidence namespace (:mod:`.redis_evidence`)
 
 Whatever cannot be read (bad JSON, a record filed under another id, a key of the wrong type) is
 skipped with a warning, or set aside under ``…:unreadable:{time}``; the relay never fails on it.
@@ -36,6 +37,7 @@ from debugrelay.errors import StoreUnavailable
 from debugrelay.models import BreakpointRecord, OutputEntry, SessionRecord
 
 from .base import OUTPUT_BYTES, Lease, OutputPage, StateStore, bad_cursor, timestamp
+from .redis_evidence import RedisEvidence
 
 log = logging.getLogger(__name__)
 # KEYS: the stream, the last batch's id, the stream's size in bytes, the keeper's last output number;
@@ -142,6 +144,7 @@ class RedisStore(StateStore):
         self._claim = client.register_script(_CLAIM)
         self._renew = client.register_script(_RENEW)
         self._release = client.register_script(_RELEASE)
+        self._evidence = RedisEvidence(self)
 
     @classmethod
     def with_url(cls, url: str, **kwargs: Any) -> RedisStore:
@@ -276,9 +279,14 @@ class RedisStore(StateStore):
                     self._key("lease", session_id),
                     self._key("redactions", session_id),
                 )
+                self._evidence.drop_in(pipe, session_id)
                 await pipe.execute()
 
         await self._call(run)
+
+    @property
+    def evidence(self) -> RedisEvidence:
+        return self._evidence
 
     async def save_activity(self, activity: dict[str, float]) -> None:
         if activity:

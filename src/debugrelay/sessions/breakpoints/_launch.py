@@ -13,11 +13,15 @@ from .._source import check_syntax, first_code_line, module_path
 from ._sync import sync_file
 
 if TYPE_CHECKING:
+    from debugrelay.launchers import Launcher
+
     from .._files import SourceRoots
     from .._session import Session
 
 
-def prepare_launch(spec: LaunchRequest, launcher: str, roots_of: Callable[[LaunchRequest], SourceRoots]) -> str | None:
+def prepare_launch(
+    spec: LaunchRequest, launcher: Launcher, roots_of: Callable[[LaunchRequest], SourceRoots]
+) -> str | None:
     """Check a launch before anything starts; return the script's path (None for modules, or a script
     that exists only in a pod's image). The script is read only inside the launch's folders
     (``roots_of(spec)``): a pod's script path that names another file of the relay is the image's."""
@@ -27,8 +31,8 @@ def prepare_launch(spec: LaunchRequest, launcher: str, roots_of: Callable[[Launc
             details={"script": spec.script, "module": spec.module},
             hint='e.g. {"script": "/abs/path/main.py"} or {"module": "pytest", "args": ["-x"]}',
         )
-    remote = launcher == "kubernetes"  # the code is in the image; the relay may hold a checkout of it
-    if spec.cwd and not os.path.isdir(spec.cwd) and launcher not in ("docker", "kubernetes"):
+    remote = launcher.code_in_image  # the relay may hold a checkout of it
+    if spec.cwd and not os.path.isdir(spec.cwd) and not launcher.files_in_target:
         raise InvalidRequest(f"working directory '{spec.cwd}' does not exist", details={"cwd": spec.cwd})
     if spec.module:
         return None if remote else module_path(spec.module, spec.cwd, spec.pythonpath)
@@ -36,7 +40,7 @@ def prepare_launch(spec: LaunchRequest, launcher: str, roots_of: Callable[[Launc
     if remote and not (os.path.isabs(script) and roots_of(spec).resolve(script) and os.path.isfile(script)):
         if not os.path.isabs(script) and not spec.cwd:
             raise InvalidRequest(
-                f"script '{script}' must be an absolute path (or come with 'cwd') on Kubernetes",
+                f"script '{script}' must be an absolute path (or come with 'cwd') on the {launcher.name} launcher",
                 details={"script": script},
                 hint='e.g. {"script": "/app/main.py"}: the path in the image, or in your checkout with path_mappings',
             )

@@ -1,7 +1,9 @@
-"""The evidence store: large values and long outputs kept whole, per session, bounded, gone with the session.
+"""The state store's evidence namespace: large values and long outputs kept whole, per session, bounded,
+gone with the session.
 
-Redis when the relay has one (the state store's client and namespace), files under the state dir
-otherwise. An answer that would be too long for an agent carries an evidence id instead of being cut.
+Each state store hands out its own (:attr:`StateStore.evidence`): Redis keys under the store's namespace,
+files under the state dir for the memory store of a relay that has one (big values stay out of memory),
+memory otherwise. An answer that would be too long for an agent carries an evidence id instead of being cut.
 """
 
 from __future__ import annotations
@@ -15,14 +17,10 @@ import secrets
 import shutil
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import msgspec
 
 from debugrelay.errors import NotFound
-
-if TYPE_CHECKING:
-    from redis.asyncio import Redis
 
 MAX_ITEMS_PER_SESSION = 200
 MAX_BYTES_PER_SESSION = 16 * 1024 * 1024
@@ -41,12 +39,8 @@ class EvidenceItem(msgspec.Struct, kw_only=True, omit_defaults=True):
     text: str
 
 
-_encode = msgspec.json.Encoder().encode
-_decode = msgspec.json.Decoder(EvidenceItem).decode
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
+encode_item = msgspec.json.Encoder().encode
+decode_item = msgspec.json.Decoder(EvidenceItem).decode
 
 
 def new_id() -> str:
@@ -90,6 +84,7 @@ class EvidenceStore(abc.ABC):
         """Remove everything the session kept."""
 
     async def add(self, session_id: str, kind: str, text: str, title: str = "") -> EvidenceItem:
+        """Keep ``text`` as a new item of ``session_id`` (cut past ``MAX_ITEM_BYTES``, and saying so)."""
         if len(text) > MAX_ITEM_BYTES:
             text = text[:MAX_ITEM_BYTES] + f"\n... cut: the item was {len(text)} characters, {MAX_ITEM_BYTES} are kept"
         item = EvidenceItem(
@@ -100,7 +95,7 @@ class EvidenceStore(abc.ABC):
 
 
 class MemoryEvidence(EvidenceStore):
-    """The in-memory twin (tests, and relays without a state dir)."""
+    """The in-memory twin (tests, and memory stores without an evidence folder)."""
 
     name = "memory"
 
@@ -140,7 +135,7 @@ class FileEvidence(EvidenceStore):
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         path = folder / f"{time.time_ns():020d}-{item.id}.json"  # names sort oldest first
         tmp = path.with_suffix(".tmp")
-        tmp.write_bytes(_encode(item))
+        tmp.write_bytes(encode_item(item))
         os.replace(tmp, path)
         kept = sorted(folder.glob("*-ev-*.json"))
         sizes = [p.stat().st_size for p in kept]
@@ -154,7 +149,7 @@ class FileEvidence(EvidenceStore):
     def _get(self, evidence_id: str) -> EvidenceItem | None:
         for path in self.root.glob(f"*/*-{evidence_id}.json"):
             with contextlib.suppress(OSError, msgspec.DecodeError):
-                return _decode(path.read_bytes())
+                return decode_item(path.read_bytes())
         return None
 
     async def get(self, evidence_id: str) -> EvidenceItem | None:
@@ -167,59 +162,3 @@ class FileEvidence(EvidenceStore):
 
     async def drop_session(self, session_id: str) -> None:
         await asyncio.to_thread(shutil.rmtree, self._folder(session_id), True)
-
-
-class RedisEvidence(EvidenceStore):
-    """A hash per session (``<ns>:evidence:<session>``) and an index of item → session."""
-
-    name = "redis"
-
-    def __init__(self, client: Redis, namespace: str) -> None:
-        self.client = client
-        self.ns = namespace
-
-    def _key(self, *parts: str) -> str:
-        return ":".join((self.ns, "evidence", *parts))
-
-    async def put(self, item: EvidenceItem) -> None:
-        key = self._key(item.session_id)
-        async with self.client.pipeline(transaction=True) as pipe:
-            pipe.hset(key, item.id, _encode(item))
-            pipe.rpush(self._key(item.session_id, "order"), item.id)
-            pipe.hset(self._key("index"), item.id, item.session_id)
-            await pipe.execute()
-        order = [_text(o) for o in await self.client.lrange(self._key(item.session_id, "order"), 0, -1)]
-        total = 0
-        for kept in order:
-            total += await self.client.hstrlen(key, kept)
-        while order and (len(order) > MAX_ITEMS_PER_SESSION or total > MAX_BYTES_PER_SESSION):
-            oldest = order.pop(0)
-            total -= await self.client.hstrlen(key, oldest)
-            async with self.client.pipeline(transaction=True) as pipe:
-                pipe.hdel(key, oldest)
-                pipe.lpop(self._key(item.session_id, "order"))
-                pipe.hdel(self._key("index"), oldest)
-                await pipe.execute()
-
-    async def get(self, evidence_id: str) -> EvidenceItem | None:
-        session_id = await self.client.hget(self._key("index"), evidence_id)
-        if session_id is None:
-            return None
-        raw = await self.client.hget(self._key(_text(session_id)), evidence_id)
-        if raw is None:
-            return None
-        try:
-            return _decode(raw)
-        except msgspec.DecodeError:
-            return None
-
-    async def ids(self, session_id: str) -> list[str]:
-        return [_text(o) for o in await self.client.lrange(self._key(session_id, "order"), 0, -1)]
-
-    async def drop_session(self, session_id: str) -> None:
-        found = await self.ids(session_id)
-        async with self.client.pipeline(transaction=True) as pipe:
-            pipe.delete(self._key(session_id), self._key(session_id, "order"))
-            if found:
-                pipe.hdel(self._key("index"), *found)
-            await pipe.execute()

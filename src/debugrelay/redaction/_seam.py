@@ -1,0 +1,147 @@
+"""A relay's redaction state: its rules and its sessions' placeholder tables, and how an operation's
+inputs, answer and error pass through them (the service wraps every operation with it)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from debugrelay.errors import RelayError, StoreUnavailable
+from debugrelay.models import RedactionView
+
+from ._patterns import load_patterns
+from ._redactor import OFF_LOOP_CHARS, Budget, Redactor, SubstituteMode, text_size
+from ._rules import secret_expression
+from ._table import Entry, Placeholders
+
+if TYPE_CHECKING:
+    from debugrelay.config import Settings
+    from debugrelay.store import StateStore
+
+log = logging.getLogger("debugrelay.redaction")
+
+# What an agent sends that may carry placeholders, and how each is read.
+_INPUTS: dict[str, SubstituteMode] = {"expression": "expression", "value": "expression", "object_ref": "expression"}
+_TEXT_INPUTS: dict[str, SubstituteMode] = {"text": "text"}
+_BREAKPOINT_FIELDS: dict[str, SubstituteMode] = {
+    "condition": "expression",
+    "hit_condition": "expression",
+    "log_message": "log_message",
+}
+_NAMED_BY = ("expression", "object_ref")  # an answer named by what was asked for: os.environ['API_KEY']
+_entry_decoder = msgspec.json.Decoder(Entry)
+_entry_encoder = msgspec.json.Encoder()
+
+
+class RedactionSeam:
+    """A relay's redaction: its rules, and the placeholder tables of its sessions (store-backed).
+
+    One per relay, made by its session manager and shared by the HTTP API, /mcp and every service over
+    it: two tables of one session would hand out one placeholder for two values. ``held``: the sessions
+    this relay carries on (the manager's); another relay's are answered with a throwaway table, never stored.
+    """
+
+    def __init__(self, redactor: Redactor | None, store: StateStore, held: Mapping[str, object]) -> None:
+        self.redactor = redactor
+        self.store = store
+        self.held = held
+        self.tables: dict[str, Placeholders] = {}
+        self.relay_table = Placeholders()  # answers that belong to no session (profiles); never stored
+
+    @classmethod
+    def from_settings(cls, settings: Settings, store: StateStore, held: Mapping[str, object]) -> RedactionSeam:
+        """The redaction the settings ask for (built-in rules and ``DEBUGRELAY_REDACTION_PATTERNS``, or off)."""
+        return cls(Redactor(load_patterns(settings.redaction_patterns)) if settings.redaction else None, store, held)
+
+    @property
+    def enabled(self) -> bool:
+        return self.redactor is not None
+
+    async def table(self, session_id: str) -> Placeholders:
+        """The session's table, read from the store once; a throwaway one for an unknown session."""
+        found = self.tables.get(session_id)
+        if found is not None:
+            return found
+        if session_id not in self.held:
+            return Placeholders()
+        raw = await self.store.get_redactions(session_id)
+        entries = []
+        for value in raw.values():
+            try:
+                entries.append(_entry_decoder.decode(value))
+            except msgspec.DecodeError:
+                log.warning("skipping an unreadable placeholder entry of session %s", session_id)
+        found = self.tables.setdefault(session_id, Placeholders(entries))
+        if len(self.tables) > 2 * len(self.held) + 16:
+            for sid in [s for s in self.tables if s not in self.held]:
+                del self.tables[sid]
+        return found
+
+    async def persist(self, session_id: str | None, table: Placeholders) -> None:
+        """Write the table's new entries; while the store is away they wait for the next answer."""
+        pending = table.take_pending()
+        if not pending or session_id is None or self.tables.get(session_id) is not table:
+            return
+        for entry in pending:
+            log.info("redacted %s as %s in %s of session %s", entry.rule, entry.placeholder, entry.where, session_id)
+        try:
+            await self.store.add_redactions(session_id, {e.placeholder: _entry_encoder.encode(e) for e in pending})
+        except StoreUnavailable:
+            table.put_back(pending)
+
+    def forget(self, session_id: str) -> None:
+        self.tables.pop(session_id, None)
+
+    def inputs(self, arguments: dict[str, Any], table: Placeholders) -> None:
+        """Placeholders in what the agent sent, put back in place (``arguments`` of a bound call)."""
+        assert self.redactor is not None
+        put = self.redactor.substitute
+        for name, value in arguments.items():
+            mode = _INPUTS.get(name) or _TEXT_INPUTS.get(name)
+            if mode is not None and isinstance(value, str):
+                arguments[name] = put(value, table, mode)
+            elif name in ("requests", "change") and value:
+                items = value if isinstance(value, list) else [value]
+                done = [_put_back_fields(item, table, put) for item in items]
+                arguments[name] = done if isinstance(value, list) else done[0]
+
+    async def answer(self, answer: Any, table: Placeholders, where: str, arguments: dict[str, Any]) -> Any:
+        """The answer redacted, up to what one answer may have redacted; a large one in a worker thread,
+        so that the event loop answers others (``/health``) meanwhile."""
+        assert self.redactor is not None
+        secret, budget = _named_by(arguments), Budget()
+        if text_size(answer, OFF_LOOP_CHARS) < OFF_LOOP_CHARS:
+            return self.redactor.walk(answer, table, where, secret=secret, budget=budget)
+        return await asyncio.to_thread(self.redactor.walk, answer, table, where, secret=secret, budget=budget)
+
+    def error(self, exc: RelayError, table: Placeholders, where: str, arguments: dict[str, Any]) -> None:
+        """The error's message, details and hint redacted in place (the MCP SDK forwards exception text);
+        about an expression touching a secret-named value, every quoted value in its message is hidden."""
+        assert self.redactor is not None
+        text = self.redactor.quoted if _named_by(arguments) else self.redactor.text
+        exc.message = text(exc.message, table, where)
+        exc.hint = self.redactor.text(exc.hint, table, where)
+        exc.details = self.redactor.walk(exc.details, table, where)
+        exc.args = (exc.message,)
+
+    def view(self, table: Placeholders) -> list[RedactionView]:
+        return [RedactionView(placeholder=e.placeholder, rule=e.rule, where=e.where, at=e.at) for e in table.entries()]
+
+
+def _named_by(arguments: dict[str, Any]) -> bool:
+    return any(isinstance(v := arguments.get(k), str) and secret_expression(v) for k in _NAMED_BY)
+
+
+def _put_back_fields(item: Any, table: Placeholders, put: Callable[[str, Placeholders, SubstituteMode], str]) -> Any:
+    if not isinstance(item, msgspec.Struct):
+        return item
+    changes = {
+        f: put(v, table, mode)
+        for f, mode in _BREAKPOINT_FIELDS.items()
+        if isinstance(v := getattr(item, f, None), str) and "[" in v
+    }
+    return msgspec.structs.replace(item, **changes) if changes else item
