@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
+from litestar import Litestar
 from mcp import Client
 from mcp.types import CallToolResult
 
@@ -194,8 +195,8 @@ async def test_turned_off_the_relay_answers_values_as_they_are_and_says_so(plain
         assert (await http.get("/config")).json()["redaction"] is False
 
 
-async def test_over_http_every_answer_is_redacted(relay: RelayService) -> None:
-    async with relay_http(relay) as http:
+async def test_over_http_every_answer_is_redacted(relay: RelayService, relay_app: Litestar) -> None:
+    async with relay_http(relay_app, relay) as http:
         assert (await http.get("/info")).json()["redaction"] == "on"
         sid = (await http.post("/sessions", json={"name": "h"})).json()["session_id"]
         await http.post(f"/sessions/{sid}/breakpoints", json={"file": BASIC, "line": ADD})
