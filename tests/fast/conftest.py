@@ -30,7 +30,7 @@ from debugrelay.evidence import hub_for, with_post_mortem
 from debugrelay.models import BreakpointRequest, LaunchRequest
 from debugrelay.service import DebugService, RelayService
 from debugrelay.sessions import SessionManager
-from debugrelay.store import MemoryStore
+from debugrelay.store import MemoryStore, StateStore
 from tests.conftest import line_of, target
 
 from .fake_debugpy import FakeLauncher, Program, Step
@@ -73,13 +73,19 @@ def program() -> Program:
 
 
 @pytest.fixture
-async def relay(program: Program, tmp_path: Path) -> AsyncIterator[RelayService]:
-    """The relay's own service in this process, over a MemoryStore and the fake debugpy, its manager wired as
+def store() -> StateStore:
+    """The relay's state store."""
+    return MemoryStore()
+
+
+@pytest.fixture
+async def relay(program: Program, store: StateStore, tmp_path: Path) -> AsyncIterator[RelayService]:
+    """The relay's own service in this process, over ``store`` and the fake debugpy, its manager wired as
     the relay wires it (``wiring.build_manager``): stops remembered for changes, a post-mortem at a crash."""
     settings = load_settings(state_dir=str(tmp_path / "state"), pool_size=0, token=TOKEN, allowed_hosts=[HOST])
     launcher = FakeLauncher(program)
     on_stop = with_post_mortem(inspection.remember_stop)
-    manager = SessionManager(settings, MemoryStore(), {"local": launcher}, on_stop=on_stop)
+    manager = SessionManager(settings, store, {"local": launcher}, on_stop=on_stop)
     hub_for(manager)
     await manager.start()
     try:
