@@ -161,7 +161,9 @@ async def refusal(call: Awaitable[object]) -> RelayError | ApiError:
     the envelope's status, code, message, hint and details."""
     with pytest.raises((RelayError, ApiError)) as caught:
         await call
-    return caught.value
+    refused = caught.value
+    assert isinstance(refused, RelayError | ApiError)
+    return refused
 
 
 async def paused_at(service: DebugService, *lines: int, script: str = BASIC) -> str:

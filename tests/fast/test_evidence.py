@@ -142,7 +142,7 @@ async def test_analysis_checks_the_known_patterns_over_snapshots(service: DebugS
     assert one.snapshots == [listed[0]]
     assert one.note is not None and "need two" in one.note
     for bad in ({"take": 3}, {"snapshot_ids": [UNKNOWN] * 3}):
-        refused = await refusal(service.analyze(sid, **bad))  # type: ignore[arg-type]
+        refused = await refusal(service.analyze(sid, **bad))
         assert (refused.status, refused.code) == (400, "invalid_request"), bad
     refused = await refusal(service.analyze(sid, [UNKNOWN]))
     assert (refused.status, refused.code) == (404, "not_found")

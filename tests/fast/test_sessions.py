@@ -55,7 +55,7 @@ async def test_bad_session_settings_are_refused_and_nothing_is_created(service: 
         {"timeout_minutes": 0},
         {"timeout_minutes": limits.MAX_TIMEOUT_MINUTES + 1},
     ):
-        refused = await refusal(service.create_session(**settings))  # type: ignore[arg-type]
+        refused = await refusal(service.create_session(**settings))
         assert (refused.status, refused.code) == (400, "invalid_request"), settings
     assert (await service.list_sessions()).total == 0
 
