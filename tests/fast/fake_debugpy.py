@@ -2,9 +2,11 @@
 
 ``FakeDebugpy`` speaks the DAP subset the relay uses over a real loopback socket and plays a
 scripted program: a list of stops (file, line, function, locals); ``configurationDone`` starts it,
-the program stops at each breakpoint it reaches, and ends with the exit code given. Expressions are
-evaluated against the stop's locals. The fast tests drive the relay's session state machine, its
-service layer and the MCP tools against it in seconds; the real debugpy stays in the integration tier.
+the program stops at each breakpoint it reaches, and ends with the exit code given; a step that raises
+ends it with a traceback on stderr (exit code 1), stopping there first when an exception breakpoint
+asks for it. Expressions are evaluated against the stop's locals, in this process. The fast tests
+drive the relay's session state machine, its service layer and the MCP tools against it in seconds;
+the real debugpy stays in the integration tier.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ class Step:
     function: str = "main"
     locals: dict[str, Any] = field(default_factory=dict)
     output: str = ""  # printed just before the program reaches this line
+    raises: str = ""  # "ValueError: message": raised here and never caught, it ends the program
 
 
 @dataclass
@@ -51,6 +54,8 @@ class FakeDebugpy:
         self.requests: list[str] = []
         self.refs: dict[int, dict[str, Any]] = {}
         self.ids: dict[tuple[str, int], int] = {}  # breakpoint ids, as debugpy numbers them
+        self.break_modes: set[str] = set()  # exception breakpoints, as debugpy's break modes
+        self.raised = False  # paused at the exception the current step raised
         self.ended = asyncio.Event()
         self.server: asyncio.Server | None = None
         self.port = 0
@@ -112,7 +117,12 @@ class FakeDebugpy:
             lines = [b["line"] for b in args.get("breakpoints", [])]
             self.breakpoints[path] = set(lines)
             return {"breakpoints": [{"id": self._id(path, n), "verified": True, "line": n} for n in lines]}
-        if command in ("setFunctionBreakpoints", "setExceptionBreakpoints"):
+        if command == "setExceptionBreakpoints":
+            modes = {_BREAK_MODES[f] for f in args.get("filters", []) if f in _BREAK_MODES}
+            modes |= {o.get("breakMode", "") for o in args.get("exceptionOptions", [])}
+            self.break_modes = modes
+            return {"breakpoints": []}
+        if command == "setFunctionBreakpoints":
             return {"breakpoints": []}
         if command == "threads":
             return {"threads": [{"id": THREAD, "name": "MainThread"}]}
@@ -121,6 +131,13 @@ class FakeDebugpy:
         if command == "setDebuggerProperty":
             return {}
         step = self._paused()
+        if command == "exceptionInfo":
+            if not self.raised:
+                raise LookupError("not stopped at an exception")
+            kind, _, message = step.raises.partition(": ")
+            mode = "unhandled" if self.break_modes - {"always"} else "always"
+            details = {"typeName": kind, "message": message}
+            return {"exceptionId": kind, "description": message, "breakMode": mode, "details": details}
         if command == "stackTrace":
             frame_ = {"id": 100, "name": step.function, "line": step.line, "column": 1, "source": {"path": step.file}}
             return {"stackFrames": [frame_], "totalFrames": 1}
@@ -140,17 +157,45 @@ class FakeDebugpy:
     def _id(self, path: str, line: int) -> int:
         return self.ids.setdefault((path, line), len(self.ids) + 1)
 
+    def _raise(self, event: Any) -> None:
+        """The current step raises: an exception breakpoint stops there first; then it ends the program."""
+        step = self.program.steps[self.position]
+        if self.break_modes and not self.raised:
+            self.raised = True
+            kind = step.raises.partition(":")[0]
+            event("stopped", {"reason": "exception", "threadId": THREAD, "allThreadsStopped": True, "text": kind})
+        else:
+            self._crash(event)
+
+    def _crash(self, event: Any) -> None:
+        """The uncaught exception ends the program: Python prints its traceback and exits with 1."""
+        step = self.program.steps[self.position]
+        trace = f'Traceback (most recent call last):\n  File "{step.file}", line {step.line}, in {step.function}\n'
+        event("output", {"category": "stderr", "output": f"{trace}{step.raises}\n"})
+        self.position = len(self.program.steps)
+        event("exited", {"exitCode": 1})
+        event("terminated")
+        self.ended.set()
+
     def _paused(self) -> Step:
         if not 0 <= self.position < len(self.program.steps):
             raise LookupError("not paused")
         return self.program.steps[self.position]
 
     def _run(self, event: Any, *, single_step: bool) -> None:
-        """Run on from the current step: stop at the next step with a breakpoint (or the next one, stepping)."""
+        """Run on from the current step: stop at the next step with a breakpoint (or the next one, stepping),
+        or where a step raises."""
+        if 0 <= self.position < len(self.program.steps) and self.program.steps[self.position].raises:
+            self._raise(event)  # paused on the line that raises: it raises now
+            return
         for index in range(self.position + 1, len(self.program.steps)):
             step = self.program.steps[index]
             if step.output:
                 event("output", {"category": "stdout", "output": step.output})
+            if step.raises and not single_step and step.line not in self.breakpoints.get(step.file, set()):
+                self.position = index
+                self._raise(event)
+                return
             if single_step or step.line in self.breakpoints.get(step.file, set()):
                 self.position = index
                 reason = "step" if single_step else "breakpoint"
@@ -165,6 +210,9 @@ class FakeDebugpy:
         event("exited", {"exitCode": self.program.exit_code})
         event("terminated")
         self.ended.set()
+
+
+_BREAK_MODES = {"raised": "always", "uncaught": "unhandled", "userUnhandled": "userUnhandled"}
 
 
 def _response(request: dict[str, Any], *, success: bool = True, body: Any = None, message: str = "") -> dict[str, Any]:
@@ -199,7 +247,9 @@ class FakeTarget(Target):
     def poll(self) -> int | None:
         if self.killed:
             return -9
-        return self.peer.program.exit_code if self.peer.ended.is_set() else None
+        if not self.peer.ended.is_set():
+            return None
+        return 1 if any(step.raises for step in self.peer.program.steps) else self.peer.program.exit_code
 
     async def send_input(self, data: bytes) -> None:
         return None

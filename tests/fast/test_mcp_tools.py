@@ -3,27 +3,18 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
-import httpx
 import pytest
 from mcp import Client
 from mcp.types import CallToolResult
 
-from debugrelay.api import create_app
-from debugrelay.client import AsyncRelayClient, RemoteService
 from debugrelay.mcp_server import DebugTools, build_server
 from debugrelay.service import DebugService, RelayService
 
 from .conftest import ADD, BASIC, LOOP
 
-pytestmark = [
-    pytest.mark.asyncio,
-    # Litestar 2.2x announces its 3.0 parameter style; the relay pins litestar below 3.
-    pytest.mark.filterwarnings("ignore::litestar.exceptions.LitestarDeprecationWarning"),
-]
+pytestmark = pytest.mark.asyncio
 
 
 async def call(client: Client, tool: str, **args: Any) -> dict[str, Any]:
@@ -34,24 +25,8 @@ async def call(client: Client, tool: str, **args: Any) -> dict[str, Any]:
     return data
 
 
-@asynccontextmanager
-async def tools_over(kind: str, service: RelayService) -> AsyncIterator[Client]:
-    """The tools over the services in this process ("embedded") or through the HTTP API ("remote")."""
-    if kind == "embedded":
-        async with Client(build_server(service)) as client:
-            yield client
-        return
-    app = create_app(service.manager.settings, service.manager)
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
-        remote: DebugService = RemoteService(AsyncRelayClient(str(http.base_url), http=http))
-        async with Client(build_server(remote)) as client:
-            yield client
-
-
-@pytest.mark.parametrize("kind", ["embedded", "remote"])
-async def test_a_debugging_story_answers_the_same_either_way(kind: str, service: RelayService) -> None:
-    async with tools_over(kind, service) as tools:
+async def test_a_debugging_story_answers_the_same_either_way(service: DebugService) -> None:
+    async with Client(build_server(service)) as tools:
         stop = await call(tools, "debug_launch", script=BASIC, breakpoints=[f"{BASIC}:{ADD}"])
         assert (stop["status"], stop["reason"], stop["location"]["line"]) == ("paused", "breakpoint", ADD)
         assert stop["code"] == "result = a + b  # add-body"
@@ -76,9 +51,8 @@ async def test_a_debugging_story_answers_the_same_either_way(kind: str, service:
         assert end["status"] == "terminated"
 
 
-@pytest.mark.parametrize("kind", ["embedded", "remote"])
-async def test_errors_name_tools_either_way(kind: str, service: RelayService) -> None:
-    async with tools_over(kind, service) as tools:
+async def test_errors_name_tools_either_way(service: DebugService) -> None:
+    async with Client(build_server(service)) as tools:
         result = await tools.call_tool("debug_evaluate", {"expression": "1"})
         error = json.loads(result.content[0].text)["error"]  # type: ignore[union-attr]
         assert result.is_error
@@ -86,11 +60,11 @@ async def test_errors_name_tools_either_way(kind: str, service: RelayService) ->
         assert "debug_launch" in error["hint"]
 
 
-async def test_the_tool_list_is_small_and_every_argument_is_described(service: RelayService) -> None:
+async def test_the_tool_list_is_small_and_every_argument_is_described(relay: RelayService) -> None:
     """The tool list is read by the model in every conversation: the debugger's tools stay within 10,200
     bytes of JSON, all of them within 13,300; an argument without a description of its own is one the
     server's instructions describe."""
-    server = build_server(service)
+    server = build_server(relay)
     async with Client(server) as client:
         tools = (await client.list_tools()).tools
 
@@ -109,10 +83,10 @@ async def test_the_tool_list_is_small_and_every_argument_is_described(service: R
             assert prop.get("description") or f"{name} (" in instructions, f"{tool.name}.{name}"
 
 
-async def test_each_tool_says_at_its_definition_what_the_list_says_of_it(service: RelayService) -> None:
+async def test_each_tool_says_at_its_definition_what_the_list_says_of_it(relay: RelayService) -> None:
     """A tool's name, read-only annotation and place among the debugger's core tools are declared once, where
     the tool is defined (``@tool``), and the tool list follows them."""
-    toolset = DebugTools(service)
+    toolset = DebugTools(relay)
     specs, made = toolset.specs(), toolset.tools()
     assert [s.name for s in specs] == [t.name for t in made]
     assert len({s.name for s in specs}) == len(specs) == 29
@@ -122,9 +96,8 @@ async def test_each_tool_says_at_its_definition_what_the_list_says_of_it(service
         assert bool(tool.annotations and tool.annotations.read_only_hint) == spec.read_only, spec.name
 
 
-@pytest.mark.parametrize("kind", ["embedded", "remote"])
-async def test_removing_all_breakpoints_lets_the_program_run_to_its_end(kind: str, service: RelayService) -> None:
-    async with tools_over(kind, service) as tools:
+async def test_removing_all_breakpoints_lets_the_program_run_to_its_end(service: DebugService) -> None:
+    async with Client(build_server(service)) as tools:
         stop = await call(tools, "debug_launch", script=BASIC, breakpoints=[f"{BASIC}:{ADD}", f"{BASIC}:{LOOP}"])
         assert stop["location"]["line"] == LOOP
         cleared = await call(tools, "debug_remove_breakpoint", breakpoint_id="all")

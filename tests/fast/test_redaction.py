@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
+from litestar import Litestar
 from mcp import Client
 from mcp.types import CallToolResult
 
@@ -21,7 +22,7 @@ from debugrelay.service import RelayService
 from debugrelay.sessions import BreakpointRequest, SessionManager
 from debugrelay.store import MemoryStore
 
-from .conftest import ADD, BASIC
+from .conftest import ADD, BASIC, relay_http
 from .fake_debugpy import FakeLauncher, Program, Step
 
 pytestmark = [
@@ -73,11 +74,11 @@ async def plain_service(tmp_path: Path) -> AsyncIterator[RelayService]:
             await launcher.close()
 
 
-async def paused(service: RelayService) -> str:
-    sid = (await service.create_session(name="secrets")).session_id
-    await service.add_breakpoints(sid, [BreakpointRequest(file=BASIC, line=ADD)])
-    await service.launch(sid, LaunchRequest(script=BASIC))
-    assert (await service.wait(sid, 10)).status == "paused"
+async def paused(relay: RelayService) -> str:
+    sid = (await relay.create_session(name="secrets")).session_id
+    await relay.add_breakpoints(sid, [BreakpointRequest(file=BASIC, line=ADD)])
+    await relay.launch(sid, LaunchRequest(script=BASIC))
+    assert (await relay.wait(sid, 10)).status == "paused"
     return sid
 
 
@@ -91,9 +92,9 @@ def _builtins(answer: Any) -> Any:
     return msgspec.to_builtins(answer)
 
 
-async def test_variables_evaluate_and_output_carry_placeholders_not_secrets(service: RelayService) -> None:
-    sid = await paused(service)
-    frame_locals = await service.frame_locals(sid)
+async def test_variables_evaluate_and_output_carry_placeholders_not_secrets(relay: RelayService) -> None:
+    sid = await paused(relay)
+    frame_locals = await relay.frame_locals(sid)
     values = {v.name: v.value for v in frame_locals.variables}
     assert values["password"] == "'[SECRET_1]'"
     assert values["card"] == "'[CARD_1]'"
@@ -101,49 +102,49 @@ async def test_variables_evaluate_and_output_carry_placeholders_not_secrets(serv
     assert "[SECRET_2]" in values["headers"]
     assert "550e8400-e29b-41d4-a716-446655440000" in values["headers"]  # look-alikes survive
     assert (values["address"], values["port"]) == ("'0x7f3a2c1b4e50'", "8080")
-    evaluated = await service.evaluate(sid, "user + ' / ' + card")
+    evaluated = await relay.evaluate(sid, "user + ' / ' + card")
     assert evaluated.result == "'[EMAIL_1] / [CARD_1]'"  # the same value, the same placeholder
-    output = await service.output(sid)
+    output = await relay.output(sid)
     assert output.outputs[0].text == "login [EMAIL_1] with [SECRET_2] on port 8080\n"
-    everything = shown(frame_locals, evaluated, output, await service.scoped_variables(sid), await service.status(sid))
+    everything = shown(frame_locals, evaluated, output, await relay.scoped_variables(sid), await relay.status(sid))
     for secret in PLANTED:
         assert secret not in everything
 
 
-async def test_a_placeholder_in_an_expression_stands_for_its_secret(service: RelayService) -> None:
-    sid = await paused(service)
-    await service.frame_locals(sid)
-    assert (await service.evaluate(sid, "password == '[SECRET_1]'")).result == "True"
-    assert (await service.evaluate(sid, "password == [SECRET_1]")).result == "True"
-    assert (await service.evaluate(sid, "len([SECRET_1])")).result == str(len(PASSWORD))
-    assert (await service.evaluate(sid, "password == '[SECRET_9]'")).result == "False"  # unknown stays literal
+async def test_a_placeholder_in_an_expression_stands_for_its_secret(relay: RelayService) -> None:
+    sid = await paused(relay)
+    await relay.frame_locals(sid)
+    assert (await relay.evaluate(sid, "password == '[SECRET_1]'")).result == "True"
+    assert (await relay.evaluate(sid, "password == [SECRET_1]")).result == "True"
+    assert (await relay.evaluate(sid, "len([SECRET_1])")).result == str(len(PASSWORD))
+    assert (await relay.evaluate(sid, "password == '[SECRET_9]'")).result == "False"  # unknown stays literal
 
 
-async def test_a_placeholder_in_a_condition_is_put_back_and_shown_back(service: RelayService) -> None:
-    sid = await paused(service)
-    await service.frame_locals(sid)
-    added = await service.add_breakpoints(
+async def test_a_placeholder_in_a_condition_is_put_back_and_shown_back(relay: RelayService) -> None:
+    sid = await paused(relay)
+    await relay.frame_locals(sid)
+    added = await relay.add_breakpoints(
         sid, [BreakpointRequest(file=BASIC, line=ADD + 1, condition="password == '[SECRET_1]'")]
     )
     assert added[0].condition == "password == '[SECRET_1]'"
-    stored = service.manager.get(sid).record.breakpoints[-1]
+    stored = relay.manager.get(sid).record.breakpoints[-1]
     assert stored.condition == f"password == '{PASSWORD}'"  # what debugpy is given
 
 
-async def test_error_texts_are_redacted(service: RelayService) -> None:
-    sid = await paused(service)
+async def test_error_texts_are_redacted(relay: RelayService) -> None:
+    sid = await paused(relay)
     with pytest.raises(EvaluationError) as caught:
-        await service.evaluate(sid, "int(password)")
+        await relay.evaluate(sid, "int(password)")
     assert PASSWORD not in caught.value.message
     assert "[SECRET_1]" in caught.value.message
     assert PASSWORD not in str(caught.value)
 
 
-async def test_the_audit_lists_each_redaction_and_never_the_value(service: RelayService) -> None:
-    sid = await paused(service)
-    await service.frame_locals(sid)
-    await service.output(sid)
-    audit = await service.redactions(sid)
+async def test_the_audit_lists_each_redaction_and_never_the_value(relay: RelayService) -> None:
+    sid = await paused(relay)
+    await relay.frame_locals(sid)
+    await relay.output(sid)
+    audit = await relay.redactions(sid)
     assert audit.enabled
     seen = {r.placeholder: (r.rule, r.where) for r in audit.redactions}
     assert seen["[SECRET_1]"] == ("secret_name", "frame_locals")
@@ -192,9 +193,8 @@ async def test_turned_off_the_relay_answers_values_as_they_are_and_says_so(plain
         assert (await http.get("/config")).json()["redaction"] is False
 
 
-async def test_over_http_every_answer_is_redacted(service: RelayService) -> None:
-    app = create_app(service.manager.settings, service.manager)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1") as http:
+async def test_over_http_every_answer_is_redacted(relay: RelayService, relay_app: Litestar) -> None:
+    async with relay_http(relay_app, relay) as http:
         assert (await http.get("/info")).json()["redaction"] == "on"
         sid = (await http.post("/sessions", json={"name": "h"})).json()["session_id"]
         await http.post(f"/sessions/{sid}/breakpoints", json={"file": BASIC, "line": ADD})
@@ -234,8 +234,8 @@ async def call(client: Client, tool: str, **args: Any) -> dict[str, Any]:
     return data
 
 
-async def test_the_mcp_tools_see_placeholders_only(service: RelayService) -> None:
-    async with Client(build_server(service)) as tools:
+async def test_the_mcp_tools_see_placeholders_only(relay: RelayService) -> None:
+    async with Client(build_server(relay)) as tools:
         stop = await call(tools, "debug_launch", script=BASIC, breakpoints=[f"{BASIC}:{ADD}"])
         assert stop["locals"]["password"] == "'[SECRET_1]'"
         assert stop["locals"]["card"] == "'[CARD_1]'"

@@ -1,4 +1,5 @@
-"""The service layer and the session state machine, one story per behaviour, against the fake debugpy."""
+"""The service layer and the session state machine, one story per behaviour, against the fake debugpy, through
+each backend (in process and over the relay's HTTP API)."""
 
 from __future__ import annotations
 
@@ -6,18 +7,17 @@ import asyncio
 
 import pytest
 
-from debugrelay.errors import EvaluationError, InvalidRequest, NotPaused, TargetGone, TooManyWaits
 from debugrelay.models import LaunchRequest, limits
-from debugrelay.service import RelayService
+from debugrelay.service import DebugService, RelayService
 from debugrelay.sessions import BreakpointRequest
 
-from .conftest import ADD, BASIC
+from .conftest import ADD, BASIC, refusal
 from .fake_debugpy import Program
 
 pytestmark = pytest.mark.asyncio
 
 
-async def paused_at_add(service: RelayService) -> str:
+async def paused_at_add(service: DebugService) -> str:
     sid = (await service.create_session(name="fast")).session_id
     await service.add_breakpoints(sid, [BreakpointRequest(file=BASIC, line=ADD)])
     await service.launch(sid, LaunchRequest(script=BASIC))
@@ -26,7 +26,7 @@ async def paused_at_add(service: RelayService) -> str:
     return sid
 
 
-async def test_launch_stops_at_the_breakpoint_with_its_locals(service: RelayService) -> None:
+async def test_launch_stops_at_the_breakpoint_with_its_locals(service: DebugService) -> None:
     sid = await paused_at_add(service)
     status = await service.status(sid)
     assert status.reason == "breakpoint"
@@ -40,7 +40,7 @@ async def test_launch_stops_at_the_breakpoint_with_its_locals(service: RelayServ
     assert names == {"a": "0", "b": "3"}
 
 
-async def test_continue_goes_to_the_next_hit_and_then_the_end(service: RelayService) -> None:
+async def test_continue_goes_to_the_next_hit_and_then_the_end(service: DebugService) -> None:
     sid = await paused_at_add(service)
     second = await service.resume(sid, "continue", wait=10)
     assert second.status == "paused"
@@ -55,25 +55,27 @@ async def test_continue_goes_to_the_next_hit_and_then_the_end(service: RelayServ
     assert printed == "adding 3\nadding 4\nadding 5\n"
 
 
-async def test_evaluate_formats_integers_only(service: RelayService) -> None:
+async def test_evaluate_formats_integers_only(service: DebugService) -> None:
     sid = await paused_at_add(service)
     assert (await service.evaluate(sid, "b + 252", format="hex")).result == "0xff"
     assert (await service.evaluate(sid, "b", format="binary")).result == "0b11"
     assert (await service.evaluate(sid, "-b", format="hex")).result == "-0x3"
     flag = await service.evaluate(sid, "b > 0", format="hex")
     assert (flag.result, flag.type) == ("True", "bool")
-    with pytest.raises(InvalidRequest, match="unknown format"):
-        await service.evaluate(sid, "b", format="octal")
+    refused = await refusal(service.evaluate(sid, "b", format="octal"))
+    assert refused.code == "invalid_request"
+    assert "'octal'" in refused.message  # the HTTP API refuses it decoding the body, in its own words
 
 
-async def test_an_expression_that_raises_is_an_evaluation_error(service: RelayService) -> None:
+async def test_an_expression_that_raises_is_an_evaluation_error(service: DebugService) -> None:
     sid = await paused_at_add(service)
-    with pytest.raises(EvaluationError, match="NameError"):
-        await service.evaluate(sid, "no_such_name")
+    refused = await refusal(service.evaluate(sid, "no_such_name"))
+    assert (refused.status, refused.code) == (400, "evaluation_error")
+    assert "NameError" in refused.message
     assert (await service.status(sid)).status == "paused"
 
 
-async def test_a_step_answers_with_the_new_location(service: RelayService) -> None:
+async def test_a_step_answers_with_the_new_location(service: DebugService) -> None:
     sid = await paused_at_add(service)
     step = await service.resume(sid, "step-over", wait=10)
     assert step.status == "paused"
@@ -82,29 +84,29 @@ async def test_a_step_answers_with_the_new_location(service: RelayService) -> No
     assert step.location.function == "average"
 
 
-async def test_a_running_program_answers_not_paused_until_paused(service: RelayService, program: Program) -> None:
+async def test_a_running_program_answers_not_paused_until_paused(service: DebugService, program: Program) -> None:
     program.loops = True
     sid = (await service.create_session()).session_id
     await service.launch(sid, LaunchRequest(script=BASIC))  # no breakpoint: it loops at its last step
     waited = await service.wait(sid, 0)
     assert (waited.status, waited.timed_out) == ("running", True)
-    with pytest.raises(NotPaused):
-        await service.evaluate(sid, "1")
+    assert (await refusal(service.evaluate(sid, "1"))).code == "NOT_PAUSED"
     await service.pause(sid)
     paused = await service.wait(sid, 10)
     assert (paused.status, paused.reason) == ("paused", "pause")
     assert (await service.evaluate(sid, "a")).result == "7"
 
 
-async def test_a_bad_wait_changes_nothing(service: RelayService) -> None:
+async def test_a_bad_wait_changes_nothing(service: DebugService) -> None:
     sid = await paused_at_add(service)
-    with pytest.raises(InvalidRequest, match="between 0 and 300"):
-        await service.resume(sid, "continue", wait=301)
+    refused = await refusal(service.resume(sid, "continue", wait=301))
+    assert refused.code == "invalid_request"
+    assert "300" in refused.message  # the bound, in either backend's words
     status = await service.status(sid)
     assert (status.status, status.location.line if status.location else None) == ("paused", ADD)
 
 
-async def test_a_breakpoint_set_while_paused_is_hit(service: RelayService) -> None:
+async def test_a_breakpoint_set_while_paused_is_hit(service: DebugService) -> None:
     sid = await paused_at_add(service)
     (removed,) = (await service.breakpoints(sid)).breakpoints
     await service.remove_breakpoint(sid, removed.breakpoint_id)
@@ -113,31 +115,33 @@ async def test_a_breakpoint_set_while_paused_is_hit(service: RelayService) -> No
     assert (await service.breakpoints(sid)).breakpoints == []
 
 
-async def test_long_polls_on_one_session_are_bounded(service: RelayService, program: Program) -> None:
+async def test_long_polls_on_one_session_are_bounded(
+    service: DebugService, relay: RelayService, program: Program
+) -> None:
     program.loops = True
     sid = (await service.create_session()).session_id
     await service.launch(sid, LaunchRequest(script=BASIC))
     waits = [asyncio.ensure_future(service.wait(sid, 30)) for _ in range(limits.MAX_WAITS_PER_SESSION)]
     await asyncio.sleep(0)  # one turn of the loop: each wait starts and is counted
-    assert service.manager.open_waits[sid] == limits.MAX_WAITS_PER_SESSION
-    with pytest.raises(TooManyWaits, match=str(limits.MAX_WAITS_PER_SESSION)):
-        await service.wait(sid, 30)
+    assert relay.manager.open_waits[sid] == limits.MAX_WAITS_PER_SESSION
+    refused = await refusal(service.wait(sid, 30))
+    assert (refused.status, refused.code) == (429, "too_many_waits")
+    assert str(limits.MAX_WAITS_PER_SESSION) in refused.message
     await service.pause(sid)
     answers = await asyncio.gather(*waits)
     assert {a.status for a in answers} == {"paused"}
-    assert service.manager.open_waits[sid] == 0
+    assert relay.manager.open_waits[sid] == 0
     assert (await service.wait(sid, 0)).status == "paused"
 
 
 async def test_a_pause_while_the_program_goes_away_is_a_state_conflict_with_a_hint(
-    service: RelayService, program: Program
+    service: DebugService, program: Program
 ) -> None:
     program.loops = True
     # what debugpy's adapter answers once the program's side of it has gone
     program.refusals["pause"] = "Server[pid=4242] disconnected unexpectedly"
     sid = (await service.create_session(name="going")).session_id
     await service.launch(sid, LaunchRequest(script=BASIC))
-    with pytest.raises(TargetGone) as caught:
-        await service.pause(sid)
-    assert caught.value.status == 409
-    assert "going away" in caught.value.message and caught.value.hint
+    refused = await refusal(service.pause(sid))
+    assert (refused.status, refused.code) == (409, "target_gone")
+    assert "going away" in refused.message and refused.hint

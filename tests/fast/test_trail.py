@@ -12,18 +12,18 @@ from debugrelay.service import TRAIL_LENGTH, RelayService, calling
 from .test_service import paused_at_add
 
 
-async def test_named_calls_are_recorded_per_session_with_a_short_result(service: RelayService) -> None:
-    sid = await paused_at_add(service)  # not named: the view's own reads and in-process use leave no trail
-    trail = service.manager.trail
+async def test_named_calls_are_recorded_per_session_with_a_short_result(relay: RelayService) -> None:
+    sid = await paused_at_add(relay)  # not named: the view's own reads and in-process use leave no trail
+    trail = relay.manager.trail
     assert trail.entries(sid) == []
 
     with calling("tool debug_step_over"):
-        await service.resume(sid, "step-over", wait=10)
-        await service.stacktrace(sid)  # the same call's further reads are not separate entries
+        await relay.resume(sid, "step-over", wait=10)
+        await relay.stacktrace(sid)  # the same call's further reads are not separate entries
     with calling("POST /sessions/…/evaluate"):
-        await service.evaluate(sid, "value * 2")
+        await relay.evaluate(sid, "value * 2")
     with calling("POST /sessions/…/evaluate"), pytest.raises(RelayError):
-        await service.evaluate(sid, "undefined_name_" + "x" * 200)
+        await relay.evaluate(sid, "undefined_name_" + "x" * 200)
 
     step, evaluated, failed = trail.entries(sid)
     assert (step.call, step.operation, step.detail) == ("tool debug_step_over", "resume", "step-over")
@@ -34,20 +34,20 @@ async def test_named_calls_are_recorded_per_session_with_a_short_result(service:
 
     for _ in range(TRAIL_LENGTH + 5):
         with calling("GET /sessions/…/status"):
-            await service.status(sid)
+            await relay.status(sid)
     assert len(trail.entries(sid)) == TRAIL_LENGTH  # bounded per session
     assert trail.entries(sid)[-1].result.startswith("paused")
 
 
-async def test_the_feed_wakes_a_view_on_a_stop_on_output_and_on_a_call(service: RelayService) -> None:
-    sid = await paused_at_add(service)
-    other = (await service.create_session(name="other")).session_id
-    feed = service.manager.feed
+async def test_the_feed_wakes_a_view_on_a_stop_on_output_and_on_a_call(relay: RelayService) -> None:
+    sid = await paused_at_add(relay)
+    other = (await relay.create_session(name="other")).session_id
+    feed = relay.manager.feed
 
     seen = feed.of[sid]
     woken = asyncio.ensure_future(feed.wait(seen, sid))
     with calling("POST /sessions/…/continue"):
-        await service.resume(sid, "continue", wait=10)  # to the next hit, printing on the way
+        await relay.resume(sid, "continue", wait=10)  # to the next hit, printing on the way
     assert await woken > seen
     assert feed.of[sid] > seen
 
@@ -56,8 +56,8 @@ async def test_the_feed_wakes_a_view_on_a_stop_on_output_and_on_a_call(service: 
 
     seen = feed.of[sid]
     with calling("GET /sessions/…/status"):
-        await service.status(sid)
+        await relay.status(sid)
     assert feed.of[sid] > seen  # a recorded call shows at once
 
-    page = await service.output(sid)
+    page = await relay.output(sid)
     assert "adding" in "".join(o.text for o in page.outputs)

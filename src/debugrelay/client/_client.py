@@ -115,6 +115,7 @@ def request_for(op: Operation, arguments: Mapping[str, Any]) -> tuple[str, dict[
     for param in op.params:
         value = arguments.get(param.name)
         if param.where == "path":
+            value = arguments.get(param.name, param.default)  # a path always names it: the default when left out
             path = path.replace("{" + param.wire + "}", quote(str(value), safe=""))
         elif value is None or param.name not in arguments:
             continue
