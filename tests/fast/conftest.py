@@ -5,8 +5,8 @@ process, and ``RemoteService`` through the relay's HTTP API (the app served in p
 session manager, reached with the relay's token as its CLI reaches it). ``relay`` is the in-process
 service alone, for what only it has (its manager, the trail, the redaction tables).
 
-A test whose backends answer differently says what both should answer and is marked, for the one that does
-not, as failing strictly (:func:`differing`), with what that backend answers instead.
+Both answer the same: the same answers, the same refusals (arguments are checked against each operation's
+declaration in process as over HTTP).
 """
 
 from __future__ import annotations
@@ -129,19 +129,6 @@ async def relay_http(app: Litestar, relay: RelayService) -> AsyncIterator[httpx.
             yield http
     finally:
         del app.state.manager, app.state.service
-
-
-def differing(**reasons: str) -> pytest.MarkDecorator:
-    """The test on both backends, strictly expected to fail on each one named (``in_process=``, ``http=``) for the
-    reason given: the test says what both should answer; the reason says what that backend answers instead."""
-    return pytest.mark.parametrize(
-        "service",
-        [
-            pytest.param(b, marks=pytest.mark.xfail(strict=True, reason=reasons[b])) if b in reasons else b
-            for b in BACKENDS
-        ],
-        indirect=True,
-    )
 
 
 @pytest.fixture(params=BACKENDS)

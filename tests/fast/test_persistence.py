@@ -3,6 +3,7 @@ the store until it is written through."""
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from debugrelay.errors import StoreUnavailable
@@ -10,7 +11,7 @@ from debugrelay.models import BreakpointRequest, SessionRecord
 from debugrelay.service import DebugService
 from debugrelay.store import MemoryStore, WriteBehind
 
-from .conftest import ADD, BASIC, differing
+from .conftest import ADD, BASIC
 
 pytestmark = pytest.mark.asyncio
 
@@ -37,10 +38,6 @@ def store(outage: OutageStore) -> WriteBehind:
     return WriteBehind(outage)
 
 
-@differing(
-    http="RemoteService does not say it: it keeps DebugService.unpersisted's default (False), and drops the "
-    '"persisted": false and X-Debugrelay-Persisted: false the API answered the change with'
-)
 async def test_a_change_the_store_could_not_take_is_said_until_it_is_written(
     service: DebugService, store: WriteBehind, outage: OutageStore
 ) -> None:
@@ -50,6 +47,10 @@ async def test_a_change_the_store_could_not_take_is_said_until_it_is_written(
     (added,) = await service.add_breakpoints(sid, [BreakpointRequest(file=BASIC, line=ADD)])
     assert [b.breakpoint_id for b in (await service.breakpoints(sid)).breakpoints] == [added.breakpoint_id]
     assert service.unpersisted(sid)
+    watched = await service.add_watch(sid, "1 + 1")  # an answer to a change says it, on either backend
+    assert watched.persisted is False
     outage.down = False
-    assert await store.write_through() == 1
+    assert await store.write_through() == 1  # the session, written once with both changes
+    again = await service.add_watch(sid, "2 + 2")  # a change the store took: nothing waits any more
+    assert again.persisted is msgspec.UNSET
     assert not service.unpersisted(sid)

@@ -12,6 +12,7 @@ import msgspec
 from debugrelay.client import ApiError, RemoteService
 from debugrelay.errors import InvalidRequest, RelayError
 from debugrelay.models import BreakpointRequest, CaptureRequest, HttpCall, SnapshotBounds
+from debugrelay.models.limits import ResumeCommand
 from debugrelay.service import policy
 
 from ._client import cli_hint, cli_words, plain, split_id
@@ -75,7 +76,9 @@ async def cmd_continue(s: RemoteService, a: argparse.Namespace) -> tuple[str, An
 
 async def cmd_step(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
     sid = await policy.session_or_latest(s, a.id)
-    answer = await s.resume(sid, f"step-{a.kind}", a.thread, a.timeout, a.locals)
+    steps: dict[str, ResumeCommand] = {"over": "step-over", "into": "step-into", "out": "step-out"}
+    command = steps[a.kind]
+    answer = await s.resume(sid, command, a.thread, a.timeout, a.locals)
     return "status", cli_words(plain(answer))
 
 

@@ -1,8 +1,8 @@
 """The relay's operations through its HTTP API: the same typed answers as in process.
 
-Every declared operation (``service/_operations.py``) is derived: its arguments bound to its signature,
-sent as its declaration says, its answer decoded into its answer type. Only what HTTP words differently
-is written here.
+Every declared operation (``service/_operations.py``) is derived: its arguments bound to its signature and
+checked against it, sent as its declaration says, its answer decoded into its answer type. Only what HTTP
+words differently is written here.
 """
 
 from __future__ import annotations
@@ -38,6 +38,21 @@ class RemoteService(DebugService):
 
     def __init__(self, client: AsyncRelayClient) -> None:
         self.client = client
+        self.waiting: set[str] = set()  # sessions whose last change was answered "persisted": false
+
+    def unpersisted(self, session_id: str) -> bool:
+        """What the relay's last answer to a change of the session said: made, not yet in the state store."""
+        return session_id in self.waiting
+
+    def noted(self, op: Operation, session_id: Any, answer: Any) -> Any:
+        """``answer`` to ``op``, its word on persistence remembered for the session."""
+        sid = session_id if isinstance(session_id, str) else getattr(answer, "session_id", None)
+        if op.changes and isinstance(sid, str):
+            if getattr(answer, "persisted", None) is False:
+                self.waiting.add(sid)
+            else:
+                self.waiting.discard(sid)
+        return answer
 
     async def create_session(
         self,
@@ -57,8 +72,11 @@ class RemoteService(DebugService):
 
     async def add_breakpoints(self, session_id: str, requests: list[BreakpointRequest]) -> list[BreakpointView]:
         body = {"breakpoints": [_body(r) for r in requests]}  # the list form answers a list
-        found = await self.client._call("POST", f"/sessions/{session_id}/breakpoints", json=body)
-        return msgspec.convert(found, BreakpointList).breakpoints
+        found = msgspec.convert(
+            await self.client._call("POST", f"/sessions/{session_id}/breakpoints", json=body), BreakpointList
+        )
+        self.noted(_OPS["add_breakpoints"], session_id, found)
+        return found.breakpoints
 
     async def source_line(self, session_id: str, path: str, line: int) -> str | None:
         try:
@@ -78,14 +96,17 @@ def _remote(op: Operation) -> Callable[..., Awaitable[Any]]:
 
     async def call(self: RemoteService, *args: Any, **kwargs: Any) -> Any:
         arguments = signature.bind(self, *args, **kwargs).arguments
-        return msgspec.convert(await self.client.call(op, arguments), op.answer)
+        op.check(arguments)  # refused here as the relay would refuse it
+        answer = msgspec.convert(await self.client.call(op, arguments), op.answer)
+        return self.noted(op, arguments.get("session_id"), answer)
 
     call.__name__ = call.__qualname__ = op.name
     call.__doc__ = op.fn.__doc__
     return call
 
 
-for _name, _op in declared(DebugService).items():
+_OPS = declared(DebugService)
+for _name, _op in _OPS.items():
     if _name not in vars(RemoteService):
         setattr(RemoteService, _name, _remote(_op))
 RemoteService.__abstractmethods__ = frozenset()

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from debugrelay.errors import InvalidRequest
+from debugrelay.models.limits import ResumeCommand
 from debugrelay.service import policy
 from debugrelay.sessions import BreakpointRequest
 
@@ -88,7 +89,7 @@ class ControlTools(ToolGroup):
     """Resume, step, pause or wait: each answers the event that follows (a stop, the end, or still running)."""
 
     async def _resumed(
-        self, command: str, session_id: str | None, thread_id: int | None, timeout: float, locals: bool
+        self, command: ResumeCommand, session_id: str | None, thread_id: int | None, timeout: float, locals: bool
     ) -> dict[str, Any]:
         sid = await self._sid(session_id)
         status = await self.backend.resume(sid, command, thread_id, timeout, details=locals)

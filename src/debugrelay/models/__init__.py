@@ -49,7 +49,7 @@ from ._answers import (
     joined_output,
     last_lines,
 )
-from ._base import Input, Model
+from ._base import Answer, Input, Model
 from ._breakpoints import BreakpointRequest, BreakpointUpdate, SourceRef
 from ._document import FORMAT, ExceptionFiltersIn, SessionDocument
 from ._evidence import (
@@ -131,6 +131,7 @@ __all__ = [
     "FORMAT",
     "AddedLocal",
     "Analysis",
+    "Answer",
     "AttachSpec",
     "AttachView",
     "Autopsy",

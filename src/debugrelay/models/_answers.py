@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from ._base import Model
+from ._base import Answer, Model
 from ._http import HttpCallView
 from ._inspection import Autopsy
 from ._launch import LaunchView, PublishedPort
@@ -97,7 +97,7 @@ class SkippedBreakpoint(Model, kw_only=True):
     error: SkipReason
 
 
-class Status(Model, kw_only=True):
+class Status(Answer, kw_only=True):
     """Where a session stands: paused where and why, or how it ended."""
 
     session_id: str
@@ -215,20 +215,20 @@ class SessionList(Model, kw_only=True):
     total: int
 
 
-class Ping(Model, kw_only=True):
+class Ping(Answer, kw_only=True):
     ok: bool
     status: SessionStatus
     expires_in_seconds: float
 
 
-class Deleted(Model, kw_only=True):
+class Deleted(Answer, kw_only=True):
     deleted: bool
     session_id: str | None = None
     breakpoint_id: str | None = None
     watch_id: str | None = None
 
 
-class BreakpointsCleared(Model, kw_only=True):
+class BreakpointsCleared(Answer, kw_only=True):
     """Every breakpoint of a session removed (capture points stay): which ones."""
 
     session_id: str
@@ -244,7 +244,7 @@ class OutputLine(Model, kw_only=True):
     timestamp: str
 
 
-class OutputPage(Model, kw_only=True):
+class OutputPage(Answer, kw_only=True):
     outputs: list[OutputLine]
     cursor: str | None
     has_more: bool
@@ -253,18 +253,18 @@ class OutputPage(Model, kw_only=True):
     skipped: int | bool | None = None  # with newest: entries after the cursor left out (true: some)
 
 
-class Cleared(Model, kw_only=True):
+class Cleared(Answer, kw_only=True):
     cleared: bool
 
 
-class InputSent(Model, kw_only=True):
+class InputSent(Answer, kw_only=True):
     sent: int
 
 
 # -- breakpoints -------------------------------------------------------------------------------------
 
 
-class BreakpointView(Model, kw_only=True):
+class BreakpointView(Answer, kw_only=True):
     """A breakpoint as asked for, and what the relay and debugpy verified."""
 
     breakpoint_id: str
@@ -288,16 +288,16 @@ class BreakpointView(Model, kw_only=True):
     slow: str | None = None
 
 
-class BreakpointList(Model, kw_only=True):
+class BreakpointList(Answer, kw_only=True):
     breakpoints: list[BreakpointView]
 
 
-class ExceptionFiltersView(Model, kw_only=True):
+class ExceptionFiltersView(Answer, kw_only=True):
     filters: list[str]
     exception_types: list[str]
 
 
-class ProfileApplied(Model, kw_only=True):
+class ProfileApplied(Answer, kw_only=True):
     profile: str
     breakpoints: list[BreakpointView]
     skipped: list[SkippedBreakpoint] = msgspec.field(default_factory=list)
@@ -329,7 +329,7 @@ class ProfileList(Model, kw_only=True):
     profiles: list[Profile]
 
 
-class ProfileSaved(Model, kw_only=True):
+class ProfileSaved(Answer, kw_only=True):
     name: str
     breakpoints: int
     replaced: bool

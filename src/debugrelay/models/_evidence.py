@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from ._base import Input, Model
+from ._base import Answer, Input, Model
 from ._inspection import AutopsyException
 
 _Frames = Annotated[int, msgspec.Meta(ge=1, le=200)]
@@ -37,7 +37,7 @@ class ThreadBrief(Model, kw_only=True):
     waits_for: str | None = None
 
 
-class SnapshotSummary(Model, kw_only=True):
+class SnapshotSummary(Answer, kw_only=True):
     """What a snapshot holds, in brief; the whole is ``GET .../snapshots/{id}`` (or the evidence id, paged)."""
 
     snapshot_id: str
@@ -82,7 +82,7 @@ class CaptureRequest(Input):
     expires_in_seconds: Annotated[float, msgspec.Meta(gt=0, le=86_400)] = 3600.0
 
 
-class CapturePoint(Model, kw_only=True):
+class CapturePoint(Answer, kw_only=True):
     capture_id: str
     file: str
     line: int
@@ -136,7 +136,7 @@ class PatternMatch(Model, kw_only=True):
     evidence_ids: list[str]
 
 
-class Analysis(Model, kw_only=True):
+class Analysis(Answer, kw_only=True):
     session_id: str
     snapshots: list[str]
     matches: list[PatternMatch]

@@ -7,7 +7,7 @@ from typing import Literal
 
 import msgspec
 
-from ._base import Model
+from ._base import Answer, Model
 from ._session import Location, ProcessInfo
 
 # -- inspection --------------------------------------------------------------------------------------
@@ -124,7 +124,7 @@ class EvaluateResult(Model, kw_only=True):
     truncated: bool = False
 
 
-class SetVariableResult(Model, kw_only=True):
+class SetVariableResult(Answer, kw_only=True):
     name: str
     value: str | None = None
     type: str | None = None
@@ -147,7 +147,7 @@ class SourceText(Model, kw_only=True):
     content: str
 
 
-class WatchValue(Model, kw_only=True):
+class WatchValue(Answer, kw_only=True):
     watch_id: str
     expression: str
     available: bool | None = None

@@ -93,3 +93,4 @@ Grep = Annotated[
     ),
 ]
 EvidenceId = Annotated[str, msgspec.Meta(pattern=r"^ev-[0-9a-f]{12}$")]
+ResumeCommand = Literal["continue", "step-over", "step-into", "step-out"]

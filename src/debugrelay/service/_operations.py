@@ -16,6 +16,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
+import msgspec
+
+from debugrelay.errors import InvalidRequest
+
 Method = Literal["GET", "POST", "PATCH", "DELETE"]
 Where = Literal["path", "query", "body"]
 F = TypeVar("F", bound=Callable[..., Any])
@@ -84,6 +88,22 @@ class Operation:
 
     def located(self, where: Where) -> list[Param]:
         return [p for p in self.params if p.where == where]
+
+    @functools.cached_property
+    def _kinds(self) -> tuple[tuple[str, str, Any], ...]:
+        return tuple((p.name, p.wire, p.kind) for p in self.params)
+
+    def check(self, arguments: Mapping[str, Any]) -> None:
+        """Refuse arguments outside the declared types and bounds, as the HTTP API does (a value left None
+        is the default's; a Struct is checked as the data it holds)."""
+        for name, wire, kind in self._kinds:
+            value = arguments.get(name)
+            if value is None:
+                continue
+            try:
+                msgspec.convert(msgspec.to_builtins(value), kind)
+            except (msgspec.ValidationError, TypeError) as exc:
+                raise InvalidRequest(f"invalid {wire}: {exc}", details={"field": wire, "errors": [str(exc)]}) from exc
 
     @property
     def body_name(self) -> str:

@@ -1,16 +1,13 @@
 """The one place answers leave the relay: every operation's answer and error passes through redaction.
 
-``redacting`` wraps each public operation of a service class: placeholders in what the agent sends
-(expressions, conditions, logpoint messages, values, program input) are put back, the operation runs,
-and every string of its answer (or of its error) is redacted against the session's table, all through
-the relay's :class:`RedactionSeam` (``manager.redaction``). Operations added later are covered without
-a line of their own. Nested calls (``wait`` asking ``autopsy``) are redacted once, by the outermost.
+At the service's gate (``_gate``), placeholders in what the agent sends (expressions, conditions,
+logpoint messages, values, program input) are put back, the operation runs, and every string of its
+answer (or of its error) is redacted against the session's table, all through the relay's
+:class:`RedactionSeam` (``manager.redaction``).
 """
 
 from __future__ import annotations
 
-import contextvars
-import functools
 import inspect
 from typing import Any
 
@@ -18,47 +15,31 @@ from debugrelay.errors import RelayError, SessionNotFound
 from debugrelay.models import SessionList
 from debugrelay.redaction import RedactionSeam
 
-from ._wrapping import C, F, wrap_operations
+from ._wrapping import F
 
-_INSIDE: contextvars.ContextVar[bool] = contextvars.ContextVar("debugrelay_redacting", default=False)
-_UNWRAPPED = frozenset({"close", "redactions", "evidence"})  # evidence: redacted as its session's
+UNREDACTED = frozenset({"close", "redactions", "evidence"})  # evidence: redacted as its session's
 
 
-def _wrap(name: str, fn: F) -> F:
-    signature = inspect.signature(fn)
-    by_session = "session_id" in signature.parameters
-
-    @functools.wraps(fn)
-    async def redacted(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if _INSIDE.get():
-            return await fn(self, *args, **kwargs)
-        seam: RedactionSeam = self.manager.redaction
-        if not seam.enabled:
-            return await fn(self, *args, **kwargs)
-        bound = signature.bind(self, *args, **kwargs)
-        session_id = bound.arguments.get("session_id") if by_session else None
-        table = await seam.table(session_id) if isinstance(session_id, str) else seam.relay_table
-        seam.inputs(bound.arguments, table)
-        token = _INSIDE.set(True)
-        try:
-            answer = await fn(*bound.args, **bound.kwargs)
-        except RelayError as exc:
-            if not isinstance(exc, SessionNotFound):
-                seam.error(exc, table, name, bound.arguments)
-                await seam.persist(session_id, table)
-            raise
-        finally:
-            _INSIDE.reset(token)
-        if isinstance(answer, SessionList):
-            return await _session_list(seam, answer, name)
-        answer = await seam.answer(answer, table, name, bound.arguments)
-        if name == "delete_session" and isinstance(session_id, str):
-            seam.forget(session_id)  # the store forgot its table with the session
-        else:
+async def redacted(seam: RedactionSeam, name: str, session_id: Any, bound: inspect.BoundArguments, fn: F) -> Any:
+    """``fn`` called with ``bound``: placeholders in the arguments put back first, the answer or the error
+    redacted against the session's table (the relay's, without a session)."""
+    table = await seam.table(session_id) if isinstance(session_id, str) else seam.relay_table
+    seam.inputs(bound.arguments, table)
+    try:
+        answer = await fn(*bound.args, **bound.kwargs)
+    except RelayError as exc:
+        if not isinstance(exc, SessionNotFound):
+            seam.error(exc, table, name, bound.arguments)
             await seam.persist(session_id, table)
-        return answer
-
-    return redacted  # type: ignore[return-value]
+        raise
+    if isinstance(answer, SessionList):
+        return await _session_list(seam, answer, name)
+    answer = await seam.answer(answer, table, name, bound.arguments)
+    if name == "delete_session" and isinstance(session_id, str):
+        seam.forget(session_id)  # the store forgot its table with the session
+    else:
+        await seam.persist(session_id, table)
+    return answer
 
 
 async def _session_list(seam: RedactionSeam, found: SessionList, where: str) -> SessionList:
@@ -69,8 +50,3 @@ async def _session_list(seam: RedactionSeam, found: SessionList, where: str) -> 
         sessions.append(seam.redactor.walk(summary, table, where))
         await seam.persist(summary.session_id, table)
     return SessionList(sessions=sessions, total=found.total)
-
-
-def redacting(cls: C) -> C:
-    """Every public ``async def`` of ``cls`` answers through redaction (see the module's docstring)."""
-    return wrap_operations(cls, _wrap, _UNWRAPPED)

@@ -41,10 +41,9 @@ from ._core import (
     wait_seconds,
 )
 from ._evidence import EvidenceOps
+from ._gate import gated
 from ._inspection import InspectionOps
-from ._redaction import redacting
 from ._running import RunningOps
-from ._trail import recording
 
 __all__ = [
     "LOCALS_MAX",
@@ -60,8 +59,7 @@ __all__ = [
 ]
 
 
-@recording
-@redacting
+@gated
 class RelayService(RunningOps, BreakpointOps, InspectionOps, EvidenceOps):
     """The relay's operations over this process's :class:`SessionManager`.
 

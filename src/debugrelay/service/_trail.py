@@ -2,7 +2,7 @@
 
 An adapter names the call it is serving (``POST /sessions/…/step``, ``tool debug_step_over``) with
 :func:`calling`; the first session operation that call runs is recorded with its main arguments and a
-one-line result, after redaction (the recorder wraps the redacting service), in the manager's
+one-line result, after redaction (at the service's gate, ``_gate``), in the manager's
 :class:`Trail` (``manager.trail``). Calls nobody named (the view's own reads, in-process use) are not
 recorded.
 """
@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import functools
-import inspect
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -34,9 +32,7 @@ from debugrelay.models import (
 )
 from debugrelay.sessions import TRAIL_LENGTH, SessionManager, Trail, TrailEntry
 
-from ._wrapping import C, F, wrap_operations
-
-__all__ = ["TRAIL_LENGTH", "Trail", "TrailEntry", "calling", "clip", "recording", "summary"]
+__all__ = ["TRAIL_LENGTH", "Trail", "TrailEntry", "begin", "calling", "clip", "done", "failed", "summary"]
 
 CLIP = 80  # characters of an argument or a result; longer ones end in '…'
 
@@ -129,34 +125,26 @@ def _breakpoint(request: Any) -> str:
     return f"{where} if {condition}" if condition else where
 
 
-def _wrap(name: str, fn: F) -> F:
-    signature = inspect.signature(fn)
-    takes_session = "session_id" in signature.parameters
+def begin(name: str, arguments: dict[str, Any], by_session: bool) -> TrailEntry | None:
+    """The trail's entry for this call, when an adapter named it and it is the first session operation
+    that call runs (None otherwise)."""
+    call = _CALL.get()
+    if call is None or call.recorded or not (by_session or name == "create_session"):
+        return None
+    call.recorded = True
+    return TrailEntry(at=time.time(), call=call.label, operation=name, detail=_detail(arguments))
 
-    @functools.wraps(fn)
-    async def recorded(self: Any, *args: Any, **kwargs: Any) -> Any:
-        call = _CALL.get()
-        if call is None or call.recorded or not (takes_session or name == "create_session"):
-            return await fn(self, *args, **kwargs)
-        call.recorded = True
-        arguments = signature.bind(self, *args, **kwargs).arguments
-        session_id = arguments.get("session_id")
-        entry = TrailEntry(at=time.time(), call=call.label, operation=name, detail=_detail(arguments))
-        try:
-            answer = await fn(self, *args, **kwargs)
-        except RelayError as exc:  # already redacted by the service
-            entry.ok, entry.result = False, f"{exc.code}: {exc.message}"
-            if isinstance(session_id, str):
-                await _record(self.manager, session_id, entry)
-            raise
-        entry.result = summary(answer)
-        if name == "create_session":
-            session_id = getattr(answer, "session_id", None)
-        if isinstance(session_id, str):
-            await _record(self.manager, session_id, entry)
-        return answer
 
-    return recorded  # type: ignore[return-value]
+async def failed(manager: SessionManager, entry: TrailEntry, session_id: Any, exc: RelayError) -> None:
+    entry.ok, entry.result = False, f"{exc.code}: {exc.message}"  # already redacted by the service
+    if isinstance(session_id, str):
+        await _record(manager, session_id, entry)
+
+
+async def done(manager: SessionManager, entry: TrailEntry, session_id: Any, answer: Any) -> None:
+    entry.result = summary(answer)
+    if isinstance(session_id, str):
+        await _record(manager, session_id, entry)
 
 
 async def _record(manager: SessionManager, session_id: str, entry: TrailEntry) -> None:
@@ -169,8 +157,3 @@ async def _record(manager: SessionManager, session_id: str, entry: TrailEntry) -
             await seam.persist(session_id, table)
     entry.detail, entry.result = clip(entry.detail), clip(entry.result)
     manager.trail.add(session_id, entry)
-
-
-def recording(cls: C) -> C:
-    """Every public ``async def`` of ``cls`` taking a session is recorded in its trail when named."""
-    return wrap_operations(cls, _wrap, frozenset({"close"}))

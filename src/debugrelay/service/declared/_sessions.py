@@ -25,6 +25,7 @@ from debugrelay.models.limits import (
     InputText,
     Name,
     OutputLimit,
+    ResumeCommand,
     Seconds,
     TimeoutMinutes,
 )
@@ -152,7 +153,7 @@ class SessionOperations(abc.ABC):
     async def resume(
         self,
         session_id: str,
-        command: str,
+        command: ResumeCommand,
         thread_id: int | None = None,
         wait: Seconds = 0.0,
         details: bool = False,

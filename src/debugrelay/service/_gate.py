@@ -1,0 +1,74 @@
+"""The one gate every operation of the relay's own service passes, its arguments bound once.
+
+In order: the arguments are checked against the operation's declaration (the bounds the HTTP API also
+enforces, so a call in process is refused as one over HTTP is); placeholders in them are put back, the
+operation runs, and its answer or error is redacted (``_redaction``); an answer to a change the state
+store has not taken yet says ``persisted: false``; the call is recorded in the agent's trail when an
+adapter named it (``_trail``). Operations added later pass it without a line of their own; nested ones
+(``wait`` asking ``autopsy``) pass it once, as the outermost.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import inspect
+from typing import Any
+
+import msgspec
+
+from debugrelay.errors import RelayError
+from debugrelay.models import Answer
+
+from . import _redaction, _trail
+from ._base import DebugService
+from ._operations import Operation, declared
+from ._wrapping import C, F, wrap_operations
+
+_INSIDE: contextvars.ContextVar[bool] = contextvars.ContextVar("debugrelay_gated", default=False)
+
+
+def _gate(name: str, fn: F, op: Operation | None) -> F:
+    signature = inspect.signature(fn)
+    by_session = "session_id" in signature.parameters
+    check = op.check if op is not None else None
+    redacted = name not in _redaction.UNREDACTED
+    marks = op is not None and op.changes
+
+    @functools.wraps(fn)
+    async def gated(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if _INSIDE.get():
+            return await fn(self, *args, **kwargs)
+        bound = signature.bind(self, *args, **kwargs)
+        arguments = bound.arguments
+        if check is not None:
+            check(arguments)
+        manager = self.manager
+        session_id = arguments.get("session_id") if by_session else None
+        entry = _trail.begin(name, arguments, by_session)
+        token = _INSIDE.set(True)
+        try:
+            if redacted and manager.redaction.enabled:
+                answer = await _redaction.redacted(manager.redaction, name, session_id, bound, fn)
+            else:
+                answer = await fn(*bound.args, **bound.kwargs)
+        except RelayError as exc:  # redacted by then
+            if entry is not None:
+                await _trail.failed(manager, entry, session_id, exc)
+            raise
+        finally:
+            _INSIDE.reset(token)
+        sid = session_id if isinstance(session_id, str) else getattr(answer, "session_id", None)
+        if marks and isinstance(answer, Answer) and isinstance(sid, str) and self.unpersisted(sid):
+            answer = msgspec.structs.replace(answer, persisted=False)
+        if entry is not None:
+            await _trail.done(manager, entry, sid, answer)
+        return answer
+
+    return gated  # type: ignore[return-value]
+
+
+def gated(cls: C) -> C:
+    """Every public ``async def`` of ``cls`` passes the gate (see the module's docstring)."""
+    ops = declared(DebugService)
+    return wrap_operations(cls, lambda name, fn: _gate(name, fn, ops.get(name)), frozenset({"close"}))
