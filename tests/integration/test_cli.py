@@ -260,3 +260,12 @@ def test_unbreak_all_removes_every_breakpoint(cli: Cli) -> None:
     assert cli("unbreak", sid, "--all") == {"session_id": sid, "removed": ["bp_1", "bp_2"]}
     assert cli("breakpoints", sid)["breakpoints"] == []
     assert cli.error("unbreak")["code"] == "invalid_request"  # neither ids nor --all
+
+
+def test_a_continue_that_meets_no_stop_names_the_next_commands(cli: Cli) -> None:
+    sid = cli("create")["session_id"]
+    assert cli("launch", sid, target("bp_forever.py"), "--stop-on-entry")["reason"] == "entry"
+    going = cli("continue", sid, "--timeout", "0.2")
+    assert (going["status"], going["timed_out"]) == ("running", True)
+    assert going["hint"] == "`debugrelay wait` waits for the next stop; `debugrelay pause` pauses it."
+    assert cli("pause", sid)["status"] == "paused"

@@ -289,6 +289,16 @@ def test_wait_returns_at_once_when_paused_and_times_out_while_running(api: httpx
     assert answer["status"] == "running" and answer["timed_out"] is True
 
 
+def test_a_continue_that_meets_no_stop_in_its_wait_names_the_next_calls(api: httpx.Client, sessions: Sessions) -> None:
+    sid = sessions.create()
+    sessions.launch(sid, LOOP, stop_on_entry=True)
+    assert sessions.wait(sid)["reason"] == "entry"
+    going = ok(api.post(f"/sessions/{sid}/continue", json={"timeout": 0.2}))
+    assert (going["status"], going["timed_out"]) == ("running", True)
+    assert "/wait" in going["hint"] and "/pause" in going["hint"]
+    assert not going["message"].endswith("/pause")  # the message says what happened; the hint what to do
+
+
 def test_restart_runs_again_with_the_same_breakpoints(api: httpx.Client, sessions: Sessions) -> None:
     sid, first = sessions.start_at(BASIC, "add-body")
     ok(api.post(f"/sessions/{sid}/restart"))

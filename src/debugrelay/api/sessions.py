@@ -87,8 +87,8 @@ class SessionController(Controller):
         status = await service.resume(
             session_id, command, body.thread_id, default if wait is None else wait, details=details, every=body.all
         )
-        if status.timed_out:
-            status.message = f"{status.message}; call /wait or /pause"
+        if status.timed_out and status.hint is None:  # the next step, in the API's words
+            status.hint = "POST /sessions/{id}/wait waits for the next stop; POST /sessions/{id}/pause pauses it."
         return status
 
     @post("/{session_id:str}/continue", status_code=200, summary="Resume until the next breakpoint or the end")

@@ -94,8 +94,8 @@ def split_id(values: list[str], needed: int) -> tuple[str | None, list[str]]:
 
 def cli_words(status: Any) -> Any:
     """A status as the CLI says it: its next steps name commands, not the HTTP API's paths."""
-    if isinstance(status, dict) and str(status.get("message", "")).endswith("; call /wait or /pause"):
-        status["message"] = status["message"].replace("call /wait or /pause", "`debugrelay wait` or `debugrelay pause`")
+    if isinstance(status, dict) and status.get("timed_out"):
+        status["hint"] = "`debugrelay wait` waits for the next stop; `debugrelay pause` pauses it."
     if isinstance(status, dict) and status.get("status") == "terminated" and "hint" in status:
         status["hint"] = "The program ended: `debugrelay output` shows all it printed; `debugrelay launch` reruns it."
         if "output_truncated" in status:

@@ -46,7 +46,7 @@ def _gate(name: str, fn: F, op: Operation | None) -> F:
         manager = self.manager
         session_id = arguments.get("session_id") if by_session else None
         entry = _trail.begin(name, arguments, by_session)
-        token = _INSIDE.set(True)
+        token = _INSIDE.set(redacted)  # one left unredacted (evidence) lets the operation it asks be redacted
         try:
             if redacted and manager.redaction.enabled:
                 answer = await _redaction.redacted(manager.redaction, name, session_id, bound, fn)
