@@ -96,13 +96,9 @@ def _decode(response: httpx.Response) -> Any:
 
 
 def _wire(value: Any) -> Any:
-    return msgspec.to_builtins(value)
-
-
-def _whole(value: Any) -> Any:
-    """A Struct that is a whole body, without its fields left unset (the relay's defaults apply)."""
-    data = _wire(value)
-    return {k: v for k, v in data.items() if v is not None} if isinstance(data, dict) else data
+    """A value as JSON; a Struct without its fields left unset (the relay's defaults apply)."""
+    data = msgspec.to_builtins(value)
+    return {k: v for k, v in data.items() if v is not None} if isinstance(value, msgspec.Struct) else data
 
 
 def request_for(op: Operation, arguments: Mapping[str, Any]) -> tuple[str, dict[str, Any] | None, Any]:
@@ -120,7 +116,7 @@ def request_for(op: Operation, arguments: Mapping[str, Any]) -> tuple[str, dict[
         elif value is None or param.name not in arguments:
             continue
         elif param.name == op.body:
-            whole = _whole(value)
+            whole = _wire(value)
         elif param.where == "query":
             if value != param.default:
                 query[param.wire] = ("true" if value else "false") if isinstance(value, bool) else value

@@ -9,23 +9,23 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
 from debugrelay.models import (
-    AttachSpec,
     BreakpointList,
     BreakpointRequest,
     BreakpointView,
-    LaunchRequest,
     SessionDetail,
     SourceText,
 )
 from debugrelay.service import DebugService
 from debugrelay.service._operations import Operation, declared
 
-from ._client import ApiError, AsyncRelayClient
+from ._client import ApiError, AsyncRelayClient, request_for
+
+T = TypeVar("T")
 
 
 def _body(spec: msgspec.Struct) -> dict[str, Any]:
@@ -44,7 +44,7 @@ class RemoteService(DebugService):
         """What the relay's last answer to a change of the session said: made, not yet in the state store."""
         return session_id in self.waiting
 
-    def noted(self, op: Operation, session_id: Any, answer: Any) -> Any:
+    def noted(self, op: Operation, session_id: Any, answer: T) -> T:
         """``answer`` to ``op``, its word on persistence remembered for the session."""
         sid = session_id if isinstance(session_id, str) else getattr(answer, "session_id", None)
         if op.changes and isinstance(sid, str):
@@ -54,21 +54,16 @@ class RemoteService(DebugService):
                 self.waiting.discard(sid)
         return answer
 
-    async def create_session(
-        self,
-        *,
-        name: str | None = None,
-        timeout_minutes: float | None = None,
-        attach: AttachSpec | None = None,
-        launch: LaunchRequest | None = None,
-    ) -> SessionDetail:
-        body: dict[str, Any] = {"name": name, "timeout_minutes": timeout_minutes}
-        if attach is not None:  # the API takes an attach spec's fields at the top, with mode
-            body.update(mode="attach", **_body(attach))
-        if launch is not None:
-            body["launch"] = _body(launch)
-        found = await self.client._call("POST", "/sessions", json={k: v for k, v in body.items() if v is not None})
-        return msgspec.convert(found, SessionDetail)
+    async def create_session(self, **arguments: Any) -> SessionDetail:
+        """As declared; the API takes an attach spec's fields at the top of the body, with ``mode``."""
+        op = _OPS["create_session"]
+        op.check(arguments)
+        path, _, body = request_for(op, arguments)
+        attach = body.pop("attach", None)
+        if attach is not None:
+            body.update(mode="attach", **{k: v for k, v in attach.items() if v is not None})
+        found = msgspec.convert(await self.client._call("POST", path, json=body), SessionDetail)
+        return self.noted(op, None, found)
 
     async def add_breakpoints(self, session_id: str, requests: list[BreakpointRequest]) -> list[BreakpointView]:
         body = {"breakpoints": [_body(r) for r in requests]}  # the list form answers a list
