@@ -41,7 +41,6 @@ async def cmd_launch(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]
         folder=a.cwd,
         stop_on_exception=a.stop_on_exception,
     )
-    sid = prepared.session_id
     args = (rest if a.module else rest[1:]) + a.program_args
     spec = LaunchRequest(
         script=script,
@@ -56,10 +55,5 @@ async def cmd_launch(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]
         ready=ReadyWhen(port=a.ready) if a.ready is not None else None,
         ports=list(dict.fromkeys([*([a.ready] if a.ready is not None else []), *a.publish])),
     )
-    launched = await s.launch(sid, spec)
-    if a.ready is not None:  # a service: the launch answered once it listens (or stopped, or ended)
-        status = plain(launched)
-    else:
-        status = plain(await s.wait(sid, a.timeout, details=a.locals) if a.timeout else await s.status(sid))
-    status.update(await policy.launch_notes(s, prepared, launched))
-    return "status", status
+    status, notes = await policy.launch_and_wait(s, prepared, spec, a.timeout or 0.0, details=a.locals)
+    return "status", {**plain(status), **notes}

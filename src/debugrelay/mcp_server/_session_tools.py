@@ -76,19 +76,9 @@ class StartTools(ToolGroup):
             ready=ReadyWhen(port=port) if port is not None else None,
             ports=[port] if port is not None else [],
         )
-        launched = await self.backend.launch(sid, spec)
-        if port is not None:  # a service: it listens (or stopped, or ended) as the launch answers
-            timeout = 0
-        status = await self.backend.wait(sid, timeout, False, details=locals)
-        out = await self.stops.event(sid, status, with_locals=locals, waited=timeout)
-        if launched.stops_on:
-            out.setdefault("stops_on", launched.stops_on)
-        if launched.ready:
-            out.setdefault("ready", launched.ready)
-        if launched.warning:  # an old Python's slow tracer, said once, at the launch
-            out.setdefault("warning", launched.warning)
-        out.update(await policy.launch_notes(self.backend, prepared, launched))
-        return out
+        status, notes = await policy.launch_and_wait(self.backend, prepared, spec, timeout, details=locals)
+        waited = 0 if port is not None else timeout  # a service: it listens (or stopped, or ended) by now
+        return {**await self.stops.event(sid, status, with_locals=locals, waited=waited), **notes}
 
     @tool()
     async def debug_attach(

@@ -10,8 +10,8 @@ import msgspec
 
 from debugrelay.client import ApiError
 from debugrelay.errors import RelayError
-from debugrelay.models import BreakpointView, Status, Variable, cut_text, joined_output, last_lines
-from debugrelay.service import LOCALS_MAX, VALUE_MAX, DebugService
+from debugrelay.models import BreakpointView, Status, Variable, joined_output, last_lines
+from debugrelay.service import DebugService
 
 OUTPUT_MAX = 2000  # characters of program output attached to an event (the tail is kept)
 
@@ -117,17 +117,6 @@ class Stops:
     def __init__(self, backend: DebugService) -> None:
         self.backend = backend
 
-    async def _locals(self, sid: str, frame_index: int = 0, thread_id: int | None = None) -> dict[str, str]:
-        scopes = (await self.backend.scopes(sid, frame_index, thread_id)).scopes
-        if not scopes:
-            return {}
-        page = await self.backend.variables(sid, scopes[0].reference, 0, LOCALS_MAX)
-        out = {v.name: cut_text(v.value, VALUE_MAX) for v in page.variables}
-        more = page.total - len(out)
-        if more > 0:
-            out["..."] = f"{more} more: debug_variables"
-        return out
-
     async def _new_output(self, sid: str) -> dict[str, Any]:
         page = await self.backend.new_output(sid)
         text = joined_output(page.outputs)
@@ -141,33 +130,35 @@ class Stops:
             out["output"] = text
         return out
 
+    async def _detailed(self, sid: str, status: Status) -> Status:
+        """``status`` with the service's presentation of its stop (read at once: it is paused)."""
+        try:
+            stop = await self.backend.wait(sid, 0, details=True)
+        except (RelayError, ApiError):
+            return status
+        if stop.status != "paused" or stop.location != status.location:
+            return status  # it went on meanwhile: the stop as it was read
+        shown = ("code", "locals", "locals_error", "watches", "exception", "description")
+        return msgspec.structs.replace(status, **{name: getattr(stop, name) for name in shown})
+
     async def event(
         self, sid: str, status: Status, *, with_locals: bool = True, waited: float | None = None
     ) -> dict[str, Any]:
-        """A status made into an event report: source line, locals, new output, what to do next."""
+        """A status made into an event report: source line, locals, new output, what to do next. A stop is
+        presented as the service presents it (``details``: its source line, locals and watches); one read
+        without them is read again with them."""
+        if status.status == "paused" and status.code is None and status.locals is None and status.locals_error is None:
+            status = await self._detailed(sid, status)
         out = plain(status)
         out.pop("message", None)
         state = out.get("status")
         if state == "paused":
-            location = out.get("location") or {}
             exception = out.get("exception")
-            if exception:
-                out.pop("description", None)
-                if exception.get("location") == location:
-                    exception.pop("location", None)
-            if "code" not in out and location.get("file") and location.get("line"):
-                code = await self.backend.source_line(sid, str(location["file"]), int(location["line"]))
-                if code:
-                    out["code"] = code.strip()
             if not with_locals:
                 out.pop("locals", None)
-            elif "locals" not in out and "locals_error" not in out:  # a status read without its details
-                try:
-                    out["locals"] = await self._locals(sid)
-                except (RelayError, ApiError) as exc:
-                    out["locals_error"] = exc.message
-            if exception:
-                exception.pop("break_mode", None)  # 'unhandled' says it
+                out.pop("watches", None)
+            elif "..." in out.get("locals", {}):
+                out["locals"]["..."] += ": debug_variables"
             if out.get("autopsy"):
                 # the stop's locals are not listed again in the autopsy's top frame
                 out["autopsy"] = compact_autopsy(out["autopsy"], out)

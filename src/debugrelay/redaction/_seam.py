@@ -114,7 +114,7 @@ class RedactionSeam:
         so that the event loop answers others (``/health``) meanwhile."""
         assert self.redactor is not None
         secret, budget = _named_by(arguments), Budget()
-        if text_size(answer, OFF_LOOP_CHARS) < OFF_LOOP_CHARS:
+        if _size(answer) < OFF_LOOP_CHARS:
             return self.redactor.walk(answer, table, where, secret=secret, budget=budget)
         return await asyncio.to_thread(self.redactor.walk, answer, table, where, secret=secret, budget=budget)
 
@@ -130,6 +130,18 @@ class RedactionSeam:
 
     def view(self, table: Placeholders) -> list[RedactionView]:
         return [RedactionView(placeholder=e.placeholder, rule=e.rule, where=e.where, at=e.at) for e in table.entries()]
+
+
+def _size(answer: Any) -> int:
+    """About how much text ``answer`` holds: its JSON's length (encoded in C, a few microseconds), else
+    the characters of its strings."""
+    try:
+        return len(_ENCODE(answer))
+    except (TypeError, ValueError):
+        return text_size(answer, OFF_LOOP_CHARS)
+
+
+_ENCODE = msgspec.json.Encoder().encode
 
 
 def _named_by(arguments: dict[str, Any]) -> bool:

@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 
 from debugrelay.errors import InvalidRequest, SessionNotFound
-from debugrelay.models import BreakpointRequest, BreakpointView, LaunchView, SessionSummary, Status
+from debugrelay.models import BreakpointRequest, BreakpointView, LaunchRequest, LaunchView, SessionSummary, Status
 from debugrelay.models.limits import ExceptionFilter
 
 from ._base import DebugService
@@ -157,6 +157,23 @@ async def prepare_launch(
     if stop_on_exception is not None:  # explicit: replaces what the session had
         await service.set_exception_breakpoints(sid, EXCEPTION_MODES[stop_on_exception], [])
     return PreparedLaunch(sid, notes, checked)
+
+
+LAUNCH_WORDS = ("stops_on", "ready", "warning", "python", "published")  # what only a launch's answer says
+
+
+async def launch_and_wait(
+    service: DebugService, prepared: PreparedLaunch, spec: LaunchRequest, timeout: float, *, details: bool
+) -> tuple[Status, dict[str, Any]]:
+    """The launch-and-wait workflow every interface offers: ``spec`` launched in the prepared session, then
+    its first event within ``timeout`` s (a service, ``spec.ready``, has answered once it listens: no
+    wait), with what the launch's answer said; and the launch's notes (:func:`launch_notes`)."""
+    sid = prepared.session_id
+    launched = await service.launch(sid, spec)
+    status = await service.wait(sid, 0.0 if spec.ready is not None else timeout, False, details=details)
+    said = {name: getattr(launched, name) for name in LAUNCH_WORDS if getattr(launched, name)}
+    status = msgspec.structs.replace(status, **{k: v for k, v in said.items() if not getattr(status, k)})
+    return status, await launch_notes(service, prepared, launched)
 
 
 async def launch_notes(service: DebugService, prepared: PreparedLaunch, launched: Status) -> dict[str, Any]:
