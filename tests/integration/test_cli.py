@@ -71,6 +71,7 @@ def test_a_debugging_story_from_the_shell(cli: Cli, api: httpx.Client) -> None:
 
     stop = cli("launch", sid, BASIC, "one", "--env", "GREETING=hi", "--", "--two")
     assert stop["status"] == "paused", stop
+    assert stop["stops_on"] and stop["python"]  # what the launch said, as MCP's debug_launch says it
     assert stop["reason"] == "breakpoint", stop
     assert stop["location"] == {"file": BASIC, "line": ADD, "function": "add"}
 
