@@ -181,7 +181,7 @@ class Redactor:
             if field in _OWN_FIELDS:
                 continue
             value = getattr(obj, field)
-            if value is None or isinstance(value, bool | int | float):
+            if not value or isinstance(value, bool | int | float):  # nothing to redact (empty, unset, a number)
                 continue
             inner = named if field in _NAME_FIELDS else secret
             new = self.walk(value, table, where, secret=inner, budget=budget)
@@ -198,7 +198,7 @@ class Redactor:
         out: dict[Any, Any] = {}
         changed = False
         for key, value in obj.items():
-            if key in _OWN_FIELDS or value is None or isinstance(value, bool | int | float):
+            if key in _OWN_FIELDS or not value or isinstance(value, bool | int | float):
                 out[key] = value
                 continue
             inner = named if key in _NAME_FIELDS else secret or (isinstance(key, str) and secret_name(key))
