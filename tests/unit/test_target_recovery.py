@@ -14,7 +14,9 @@ import psutil
 import pytest
 
 from debugrelay.config import Settings
+from debugrelay.launchers.container import MANAGED, STORE, store_identity
 from debugrelay.launchers.docker import DockerLauncher
+from debugrelay.launchers.docker_attach import HELD, HeldAttach
 from debugrelay.launchers.kubernetes import KubernetesLauncher
 from debugrelay.launchers.local import LocalLauncher
 from debugrelay.launchers.orphan import OrphanTarget
@@ -134,3 +136,47 @@ def test_an_attach_record_is_reached_again_only_as_an_attach() -> None:
     assert found.path_mappings() == [{"localRoot": "/src", "remoteRoot": "/app"}]
     as_local = _as("local", msgspec.to_builtins(remote))
     assert RemoteLauncher().recover(as_local) is None
+
+
+class _Engine:
+    """A Docker engine holding one ended keeper container that holds an attached program."""
+
+    def __init__(self, container: Any) -> None:
+        self.containers = self
+        self.container = container
+
+    def get(self, container_id: str) -> Any:
+        assert container_id == self.container.id
+        return self.container
+
+
+class _HeldContainer:
+    id, short_id, status = "c0ffee", "c0f", "exited"
+
+    def __init__(self, labels: dict[str, str]) -> None:
+        self.labels = labels
+        self.attrs = {"Config": {"Image": "t:1"}, "Mounts": [], "State": {"ExitCode": 0}}
+
+    def wait(self) -> dict[str, int]:
+        return {"StatusCode": 0}
+
+
+def test_a_held_attach_found_again_describes_itself_as_it_was_stored(tmp_path: Path) -> None:
+    settings = Settings(state_dir=str(tmp_path))
+    stored = DockerTargetRecord(
+        host="172.18.0.3",
+        port=5678,
+        pid=None,
+        container_id="c0ffee",
+        keeper=True,
+        image="t:1",
+        attached_host="10.0.0.5",
+        attached_port=5679,
+        path_mappings=[["/src", "/app"]],
+    )
+    labels = {MANAGED: "true", STORE: store_identity(settings), HELD: "10.0.0.5:5679"}
+    found = DockerLauncher(settings, client=_Engine(_HeldContainer(labels))).recover(stored)
+    assert isinstance(found, HeldAttach) and found.poll() == 0
+    assert found.path_mappings() == [{"localRoot": "/src", "remoteRoot": "/app"}]
+    found.keeper_secret = "k"  # the relay gives it the session's secret back
+    assert found.describe() == stored  # so its seal holds for the next relay
