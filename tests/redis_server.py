@@ -276,8 +276,11 @@ def kill_targets_of(client: redis.Redis, namespace: str) -> None:
 
     With a durable store, targets outlive relays by design, so the tests end them here.
     """
+    import msgspec
+
     from debugrelay.launchers import kill_tree
     from debugrelay.launchers.orphan import OrphanTarget
+    from debugrelay.models import TargetRecord
 
     for raw in client.hvals(f"{namespace}:sessions"):
         with contextlib.suppress(ValueError, TypeError, AttributeError, psutil.Error):
@@ -285,7 +288,8 @@ def kill_targets_of(client: redis.Redis, namespace: str) -> None:
             if described.get("container_id"):
                 remove_container(described["container_id"])
                 continue
-            target = OrphanTarget.find(described)  # the same pid *and* debugpy port, or nothing
+            record = msgspec.convert(described, TargetRecord)
+            target = OrphanTarget.find(record)  # the same pid *and* debugpy port, or nothing
             if target is not None:
                 kill_tree(target.proc.pid)
             adapter = described.get("adapter_pid")

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import abc
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from debugrelay.models import AttachSpec, LaunchRequest
+from debugrelay.models import TARGET_RECORDS, AttachSpec, LaunchRequest, TargetRecord
 
 if TYPE_CHECKING:
     from debugrelay.dap import DapClient
+
+RecordT = TypeVar("RecordT", bound=TargetRecord)
 
 
 class Target(abc.ABC):
@@ -69,16 +71,20 @@ class Target(abc.ABC):
         """Map a user's path to the path the target sees."""
         return path
 
-    def describe(self) -> dict[str, Any]:
-        """What a relay needs to find this target again (kept in the state store)."""
-        return {
-            "kind": self.kind,
-            "host": self.host,
-            "port": self.port,
-            "pid": self.pid,
-            "container_id": self.container_id,
-            "keeper": True if self.keeper_secret else None,
-        }
+    def describe(self) -> TargetRecord:
+        """What a relay needs to find this target again (kept sealed in the state store): the record of its
+        :attr:`kind`; a target with fields of its own overrides this with its own record type."""
+        return self.described_as(TARGET_RECORDS[self.kind])
+
+    def described_as(self, record_type: type[RecordT]) -> RecordT:
+        """The fields every target has, in a record of ``record_type``; a null stays a null (it is sealed)."""
+        return record_type(
+            host=self.host,
+            port=self.port,
+            pid=self.pid,
+            container_id=self.container_id,
+            keeper=True if self.keeper_secret else None,
+        )
 
 
 class Launcher(abc.ABC):
@@ -104,15 +110,16 @@ class Launcher(abc.ABC):
         """End targets this launcher started for sessions not in ``keep``; return what was removed."""
         return []
 
-    def recover(self, described: dict[str, Any]) -> Target | None:
+    def recover(self, record: TargetRecord) -> Target | None:
         """Find again a target this kind of launcher started, maybe in an earlier relay process.
 
-        ``described`` is what the target's :meth:`Target.describe` returned (kept in the state
-        store; its ``kind`` names the launcher). Return a target to re-attach to (debugpy accepts
-        a new client once the old one is gone), or one that has ended (``poll()`` is not None;
-        ``output_tail()`` still tells what it printed), or None when nothing is left of it.
-        May block (it probes a process or a container): the relay calls it in a worker thread.
+        ``record`` is what the target's :meth:`Target.describe` returned (kept sealed in the state store;
+        its ``kind`` names the launcher, and a record of another kind finds nothing). Return a target to
+        re-attach to (debugpy accepts a new client once the old one is gone), or one that has ended
+        (``poll()`` is not None; ``output_tail()`` still tells what it printed), or None when nothing is
+        left of it. May block (it probes a process or a container): the relay calls it in a worker thread.
         """
+        del record
         return None
 
     async def hold(self, attached: Target, attach: dict[str, Any], *, session_id: str) -> Target | None:

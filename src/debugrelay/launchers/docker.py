@@ -39,7 +39,7 @@ import psutil
 from debugrelay.config import Settings
 from debugrelay.dap import SECRET_ENV, new_secret
 from debugrelay.errors import InvalidRequest, LaunchFailed, RelayError
-from debugrelay.models import LaunchRequest
+from debugrelay.models import DockerTargetRecord, LaunchRequest, TargetRecord, given
 
 from .base import Launcher, Target
 from .boot import debugpy_args
@@ -328,10 +328,12 @@ class DockerLauncher(Launcher):
         ip = next((n.get("IPAddress") for n in networks.values() if n.get("IPAddress")), None)
         return ip or container.name, DEBUG_PORT
 
-    def recover(self, described: dict[str, Any]) -> Target | None:
+    def recover(self, record: TargetRecord) -> Target | None:
         """The target of a saved session: a running container, or an ended one whose exit code and
         logs tell how the run finished (it is removed once the session records that)."""
-        container_id = described.get("container_id")
+        if not isinstance(record, DockerTargetRecord):
+            return None
+        container_id = given(record.container_id)
         if not container_id:
             return None
         try:
@@ -349,12 +351,12 @@ class DockerLauncher(Launcher):
                 self.networks.join(network)
             host, port = self._address(container)
         else:
-            host, port = str(described.get("host") or ""), int(described.get("port") or 0)
+            host, port = given(record.host) or "", given(record.port) or 0
         binds = [m for m in container.attrs.get("Mounts", []) if m.get("Type") == "bind"]
         mounts = [(m["Destination"], m["Destination"]) for m in binds]
         target = DockerTarget(container, host, port, mounts)
         if labels.get(HELD):  # a keeper holding an attached program
-            target = recovered(container, host, port, described)
+            target = recovered(container, host, port, record)
         if network:
             target.release = lambda: self.networks.drop(network)
         if container.status != "running":

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from debugrelay.dap import KEEPER_FILE, SECRET_ENV, keeper_command, new_secret
 from debugrelay.errors import LaunchFailed
+from debugrelay.models import DockerTargetRecord, given
 
 from .base import Target
 from .container import BOOT, INSTANCE, target_labels
@@ -41,14 +42,11 @@ class HeldAttach(DockerTarget):
     def path_mappings(self) -> list[dict[str, str]]:
         return self.attached.path_mappings()
 
-    def describe(self) -> dict[str, Any]:
-        mappings = [[m["localRoot"], m["remoteRoot"]] for m in self.attached.path_mappings()]
-        return {
-            **super().describe(),
-            "attached_host": self.attached.host,
-            "attached_port": self.attached.port,
-            "path_mappings": mappings,
-        }
+    def describe(self) -> DockerTargetRecord:
+        record = super().describe()
+        record.attached_host, record.attached_port = self.attached.host, self.attached.port
+        record.path_mappings = [[m["localRoot"], m["remoteRoot"]] for m in self.attached.path_mappings()]
+        return record
 
     async def send_input(self, data: bytes) -> None:
         del data
@@ -136,11 +134,8 @@ def hold_in_container(
     return HeldAttach(container, address, DEBUG_PORT, attached=attached, keeper_secret=secret)
 
 
-def recovered(container: Any, host: str, port: int, described: dict[str, Any]) -> HeldAttach:
+def recovered(container: Any, host: str, port: int, record: DockerTargetRecord) -> HeldAttach:
     """The keeper container of a stored attach session, found again by a relay that takes it over."""
-    pairs = described.get("path_mappings") or []
-    mappings = [(str(p[0]), str(p[1])) for p in pairs if isinstance(p, list | tuple) and len(p) == 2]
-    attached = RemoteTarget(
-        str(described.get("attached_host") or ""), int(described.get("attached_port") or 0), mappings=mappings
-    )
+    mappings = [(p[0], p[1]) for p in given(record.path_mappings) or [] if len(p) == 2]
+    attached = RemoteTarget(given(record.attached_host) or "", given(record.attached_port) or 0, mappings=mappings)
     return HeldAttach(container, host, port, attached=attached, keeper_secret=None)

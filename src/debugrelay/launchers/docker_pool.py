@@ -10,7 +10,7 @@ from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
 from debugrelay.dap import DapClient, new_secret
-from debugrelay.models import LaunchRequest
+from debugrelay.models import DockerTargetRecord, LaunchRequest
 
 from .container import SESSION
 from .docker import DEBUG_PORT, with_keeper
@@ -50,8 +50,10 @@ class PooledDockerTarget(DockerTarget):
         with self._lock:
             getattr(self._stdin, "_sock", self._stdin).sendall(data)
 
-    def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "pooled": True}
+    def describe(self) -> DockerTargetRecord:
+        record = super().describe()
+        record.pooled = True
+        return record
 
 
 class ContainerPool:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from debugrelay.errors import LaunchFailed
+from debugrelay.models import DockerTargetRecord
 
 from .base import Target
 
@@ -114,5 +115,7 @@ class DockerTarget(Target):
     def path_mappings(self) -> list[dict[str, str]]:
         return [{"localRoot": local, "remoteRoot": remote} for local, remote in self.mounts if local != remote]
 
-    def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "image": self.container.attrs.get("Config", {}).get("Image")}
+    def describe(self) -> DockerTargetRecord:
+        record = self.described_as(DockerTargetRecord)
+        record.image = self.container.attrs.get("Config", {}).get("Image")
+        return record

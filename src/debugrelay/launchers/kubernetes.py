@@ -34,7 +34,7 @@ from typing import Any
 from debugrelay.config import Settings
 from debugrelay.dap import new_secret
 from debugrelay.errors import InvalidRequest, LaunchFailed, Refused, RelayError
-from debugrelay.models import AttachSpec, LaunchRequest
+from debugrelay.models import AttachSpec, KubernetesTargetRecord, LaunchRequest, TargetRecord, given
 
 from .base import Launcher, Target
 from .container import MANAGED, SESSION, STORE, store_identity
@@ -111,14 +111,11 @@ class KubernetesTarget(Target):
     def path_mappings(self) -> list[dict[str, str]]:
         return [{"localRoot": local, "remoteRoot": remote} for local, remote in self.mappings if local != remote]
 
-    def describe(self) -> dict[str, Any]:
-        return {
-            **super().describe(),
-            "pod": self.name,
-            "namespace": self.namespace,
-            "image": self.image,
-            "path_mappings": [list(m) for m in self.mappings],
-        }
+    def describe(self) -> KubernetesTargetRecord:
+        record = self.described_as(KubernetesTargetRecord)
+        record.pod, record.namespace, record.image = self.name, self.namespace, self.image
+        record.path_mappings = [list(m) for m in self.mappings]
+        return record
 
 
 class KubernetesLauncher(Launcher):
@@ -366,13 +363,15 @@ class KubernetesLauncher(Launcher):
         except Exception:
             return ""
 
-    def recover(self, described: dict[str, Any]) -> Target | None:
+    def recover(self, record: TargetRecord) -> Target | None:
         """The pod of a saved session, when it is one of this store's targets."""
         from lightkube import ApiError
         from lightkube.resources.core_v1 import Pod
 
-        name = described.get("pod")
-        if not isinstance(name, str) or not name:
+        if not isinstance(record, KubernetesTargetRecord):
+            return None
+        name = given(record.pod)
+        if not name:
             return None
         try:
             pod = self.client.get(Pod, name, namespace=self.namespace).to_dict()
@@ -386,9 +385,9 @@ class KubernetesLauncher(Launcher):
         self._ensure_watch()
         with self._changed:
             self._pods.setdefault(name, pod)
-        mappings = [(str(m[0]), str(m[1])) for m in described.get("path_mappings") or [] if len(m) == 2]
+        mappings = [(m[0], m[1]) for m in given(record.path_mappings) or [] if len(m) == 2]
         status = pod.get("status") or {}
-        host = status.get("podIP") or str(described.get("host") or "")
+        host = status.get("podIP") or given(record.host) or ""
         target = KubernetesTarget(
             self,
             name,
@@ -396,7 +395,7 @@ class KubernetesLauncher(Launcher):
             host=host,
             port=self.settings.kubernetes_port,
             mappings=mappings,
-            image=str(described.get("image")),
+            image=given(record.image) or "",
         )
         target._exit = exit_code_of(pod)
         return target

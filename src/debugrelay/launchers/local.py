@@ -18,11 +18,12 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import psutil
 
 from debugrelay.dap import KEEPER_FILE, attach_args, keeper_command, new_secret, secret_pipe
 from debugrelay.errors import LaunchFailed
-from debugrelay.models import LaunchRequest
+from debugrelay.models import LaunchRequest, LocalTargetRecord, TargetRecord, given
 
 from .base import Launcher, Target
 from .boot import debugpy_args, prepare_boot_dir
@@ -211,15 +212,16 @@ class LocalTarget(Target):
             await asyncio.to_thread(kill_tree, adapter)
         return self.proc.returncode
 
-    def describe(self) -> dict[str, Any]:
-        described = {**super().describe(), "adapter_pid": self.adapter_pid, "log": str(self.log_path)}
+    def describe(self) -> LocalTargetRecord:
+        record = self.described_as(LocalTargetRecord)
+        record.adapter_pid, record.log = self.adapter_pid, str(self.log_path)
         with contextlib.suppress(psutil.Error):
             # what a later relay checks before it acts on this pid: a reused pid is another process
             proc = psutil.Process(self.proc.pid)
-            described.update(started=proc.create_time(), uid=proc.uids().real)
+            record.started, record.uid = proc.create_time(), proc.uids().real
         if self.keeper_secret:
-            described.update(debugpy_port=self.inner_port, status_file=str(self.status_file))
-        return described
+            record.debugpy_port, record.status_file = self.inner_port, str(self.status_file)
+        return record
 
     def disown(self) -> None:
         """Keep the process when this relay exits: asyncio kills a child whose transport is closed
@@ -246,8 +248,10 @@ class AttachedTarget(LocalTarget):
     def path_mappings(self) -> list[dict[str, str]]:
         return self.attached.path_mappings()
 
-    def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "attached_host": self.attached.host, "attached_port": self.attached.port}
+    def describe(self) -> LocalTargetRecord:
+        record = super().describe()
+        record.attached_host, record.attached_port = self.attached.host, self.attached.port
+        return record
 
     def on_attached(self) -> None:
         """No adapter of ours to note: debugpy's belongs to the program."""
@@ -423,27 +427,28 @@ class LocalLauncher(Launcher):
                 os.close(secret_fd)
         return AttachedTarget(proc, port, log_path, keeper_secret=secret, status_file=status_file, attached=attached)
 
-    def _own_files(self, described: dict[str, Any]) -> dict[str, Any]:
-        """``described`` without a log or status file outside this relay's target folder: a stored record is
+    def _own_files(self, record: LocalTargetRecord) -> LocalTargetRecord:
+        """``record`` without a log or status file outside this relay's target folder: a stored record is
         a claim, and a relay reads no file of its host for one."""
         folder = self.log_dir.resolve()
-        out = dict(described)
-        for key in ("log", "status_file"):
-            value = out.get(key)
-            if value is not None and (not isinstance(value, str) or Path(value).resolve().parent != folder):
-                log.warning("ignoring the stored %s path %r: not in %s", key, value, folder)
-                out[key] = None
-        return out
+        outside: dict[str, None] = {}
+        for key, path in (("log", record.log), ("status_file", record.status_file)):
+            if isinstance(path, str) and Path(path).resolve().parent != folder:
+                log.warning("ignoring the stored %s path %r: not in %s", key, path, folder)
+                outside[key] = None
+        return msgspec.structs.replace(record, **outside)
 
-    def recover(self, described: dict[str, Any]) -> Target | None:
+    def recover(self, record: TargetRecord) -> Target | None:
         """A target an earlier relay process started: still running; ended, with the exit code its keeper
         wrote; or None (a target without a keeper: its exit code was lost with its parent)."""
         from .orphan import EndedTarget, OrphanTarget
 
-        described = self._own_files(described)
-        found = OrphanTarget.find(described)
-        if found is None and described.get("keeper"):
-            code = keeper_exit_code(described.get("status_file"))
+        if not isinstance(record, LocalTargetRecord):
+            return None
+        record = self._own_files(record)
+        found = OrphanTarget.find(record)
+        if found is None and record.keeper:
+            code = keeper_exit_code(given(record.status_file))
             if code is not None:
-                return EndedTarget(code, described.get("log"))
+                return EndedTarget(code, given(record.log))
         return found

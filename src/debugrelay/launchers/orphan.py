@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from pathlib import Path
-from typing import Any
 
 import psutil
 
 from debugrelay.errors import InvalidState
+from debugrelay.models import LocalTargetRecord, TargetRecord, given
 
 from .base import Target
 from .local import find_adapter, keeper_exit_code, kill_tree, log_tail, serves_port
@@ -53,12 +53,13 @@ class OrphanTarget(Target):
         self.status_file = status_file
 
     @classmethod
-    def find(cls, described: dict[str, Any]) -> OrphanTarget | None:
-        """The process ``described`` names, if it is the one that was started (same start time and user: a
-        reused PID is another process) and still runs debugpy on that port. A description without the
-        start time or the user names nothing."""
-        pid, port = described.get("pid"), described.get("port")
-        recorded_start, recorded_uid = described.get("started"), described.get("uid")
+    def find(cls, record: TargetRecord) -> OrphanTarget | None:
+        """The process ``record`` names, if it is the one that was started (same start time and user: a
+        reused PID is another process) and still runs debugpy on that port. A record without the start
+        time or the user, or not of a local target, names nothing."""
+        if not isinstance(record, LocalTargetRecord):
+            return None
+        pid, port, recorded_start, recorded_uid = record.pid, record.port, record.started, record.uid
         if not isinstance(pid, int) or not isinstance(port, int):
             return None
         if not isinstance(recorded_start, int | float) or not isinstance(recorded_uid, int):
@@ -77,15 +78,13 @@ class OrphanTarget(Target):
         )
         if not listens or not _alive(proc):
             return None
-        adapter = described.get("adapter_pid")
-        inner = described.get("debugpy_port")
         return cls(
             proc,
             port,
-            described.get("log"),
-            adapter if isinstance(adapter, int) else None,
-            debugpy_port=inner if isinstance(inner, int) else None,
-            status_file=described.get("status_file") if described.get("keeper") else None,
+            given(record.log),
+            given(record.adapter_pid),
+            debugpy_port=given(record.debugpy_port),
+            status_file=given(record.status_file) if record.keeper else None,
         )
 
     def poll(self) -> int | None:
@@ -112,17 +111,14 @@ class OrphanTarget(Target):
     def on_attached(self) -> None:
         self.adapter_pid = find_adapter(self.debugpy_port) or self.adapter_pid
 
-    def describe(self) -> dict[str, Any]:
-        described = {
-            **super().describe(),
-            "adapter_pid": self.adapter_pid,
-            "log": str(self.log_path) if self.log_path else None,
-        }
+    def describe(self) -> LocalTargetRecord:
+        record = self.described_as(LocalTargetRecord)
+        record.adapter_pid, record.log = self.adapter_pid, str(self.log_path) if self.log_path else None
         with contextlib.suppress(psutil.Error):
-            described.update(started=self.proc.create_time(), uid=self.proc.uids().real)
+            record.started, record.uid = self.proc.create_time(), self.proc.uids().real
         if self.keeper_secret:
-            described.update(debugpy_port=self.debugpy_port, status_file=self.status_file)
-        return described
+            record.debugpy_port, record.status_file = self.debugpy_port, self.status_file
+        return record
 
     def output_tail(self, max_bytes: int = 4096) -> str:
         return log_tail(self.log_path, max_bytes)

@@ -36,7 +36,7 @@ from typing import Any, Generic, TypeVar
 
 from debugrelay.dap import KEEPER_FILE, DapClient, attach_args, keeper_command, new_secret, secret_pipe
 from debugrelay.errors import LaunchFailed, TargetGone
-from debugrelay.models import LaunchRequest
+from debugrelay.models import LaunchRequest, LocalTargetRecord
 
 from .local import LocalTarget, find_adapter, free_port, kill_tree
 
@@ -303,8 +303,10 @@ class PooledLocalTarget(LocalTarget):
         client, self.client = self.client, None
         return client
 
-    def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "pooled": True}
+    def describe(self) -> LocalTargetRecord:
+        record = super().describe()
+        record.pooled = True
+        return record
 
 
 class LocalPool:

@@ -12,7 +12,7 @@ import psutil
 
 from debugrelay.config import Settings
 from debugrelay.errors import InvalidRequest, LaunchFailed
-from debugrelay.models import AttachSpec
+from debugrelay.models import AttachSpec, RemoteTargetRecord, TargetRecord, given
 
 from .attach_policy import check_attach_again, check_attach_host
 from .base import Launcher, Target
@@ -52,11 +52,12 @@ class RemoteTarget(Target):
     def path_mappings(self) -> list[dict[str, str]]:
         return [{"localRoot": local, "remoteRoot": remote} for local, remote in self.mappings]
 
-    def describe(self) -> dict[str, Any]:
-        described = {**super().describe(), "path_mappings": [list(m) for m in self.mappings]}
-        if self.name:
-            described["name"] = self.name
-        return described
+    def describe(self) -> RemoteTargetRecord:
+        record = self.described_as(RemoteTargetRecord)
+        record.path_mappings = [list(m) for m in self.mappings]
+        if self.name:  # else absent, as before names were kept
+            record.name = self.name
+        return record
 
     @classmethod
     async def resolve(cls, spec: AttachSpec, address: str | None = None) -> RemoteTarget:
@@ -87,23 +88,25 @@ class RemoteLauncher(Launcher):
     async def start(self, spec: Any, *, session_id: str) -> Target:
         raise InvalidRequest("remote targets are attached to, not launched", hint="Attach to it instead.")
 
-    def recover(self, described: dict[str, Any]) -> Target | None:
+    def recover(self, record: TargetRecord) -> Target | None:
         """The same address again; a local process named by PID must still be there."""
-        host, port, pid = described.get("host"), described.get("port"), described.get("pid")
-        if not isinstance(host, str) or not isinstance(port, int):
+        if not isinstance(record, RemoteTargetRecord):
             return None
-        if isinstance(pid, int) and not psutil.pid_exists(pid):
+        host, port, pid = given(record.host), given(record.port), given(record.pid)
+        if host is None or port is None:
             return None
-        name = described.get("name")
-        name = name if isinstance(name, str) else host
+        if pid is not None and not psutil.pid_exists(pid):
+            return None
+        name = given(record.name)
+        name = host if name is None else name
         if self.settings is not None:  # a stored record is a claim: the attach policy holds for it too
             host = (
                 check_attach_again(self.settings, name, host)
                 if _is_address(host)
                 else check_attach_host(self.settings, host)
             )
-        mappings = [(str(m[0]), str(m[1])) for m in described.get("path_mappings") or [] if len(m) == 2]
-        return RemoteTarget(host, port, pid if isinstance(pid, int) else None, mappings, name=name)
+        mappings = [(m[0], m[1]) for m in given(record.path_mappings) or [] if len(m) == 2]
+        return RemoteTarget(host, port, pid, mappings, name=name)
 
 
 def _is_address(host: str) -> bool:

@@ -102,6 +102,7 @@ from ._inspection import (
 )
 from ._launch import LaunchRequest, LaunchView, PathMapping, PublishedPort, ReadyWhen, ResourceLimits, StopOnException
 from ._session import (
+    TARGET_RECORDS,
     AttachSpec,
     AttachView,
     BreakpointRecord,
@@ -123,12 +124,13 @@ from ._session import (
     TargetRecord,
     TargetView,
     Watch,
-    described,
+    given,
 )
 
 __all__ = [
     "CUT",
     "FORMAT",
+    "TARGET_RECORDS",
     "AddedLocal",
     "Analysis",
     "Answer",
@@ -253,7 +255,7 @@ __all__ = [
     "WatchValue",
     "Watches",
     "cut_text",
-    "described",
+    "given",
     "is_cut",
     "joined_output",
     "last_lines",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import msgspec
 
@@ -184,6 +184,11 @@ class _Described(msgspec.Struct, kw_only=True, omit_defaults=True, tag_field="ki
     keeper: bool | msgspec.UnsetType | None = msgspec.UNSET  # a keeper holds the paused program between relays
     pooled: bool | msgspec.UnsetType | None = msgspec.UNSET  # taken from a warm pool
 
+    @property
+    def kind(self) -> str:
+        """The target's kind (its tag): the launcher that finds it again."""
+        return str(self.__struct_config__.tag)
+
 
 class LocalTargetRecord(_Described, tag="local"):
     adapter_pid: int | msgspec.UnsetType | None = msgspec.UNSET
@@ -221,10 +226,19 @@ class RemoteTargetRecord(_Described, tag="remote"):
 TargetRecord = LocalTargetRecord | DockerTargetRecord | KubernetesTargetRecord | RemoteTargetRecord
 
 
-def described(target: TargetRecord) -> dict[str, Any]:
-    """The mapping a target record holds, as the launcher wrote it (``Launcher.recover`` reads it)."""
-    data: dict[str, Any] = msgspec.to_builtins(target)
-    return data
+TARGET_RECORDS: dict[str, type[TargetRecord]] = {
+    "local": LocalTargetRecord,
+    "docker": DockerTargetRecord,
+    "kubernetes": KubernetesTargetRecord,
+    "remote": RemoteTargetRecord,
+}
+
+_T = TypeVar("_T")
+
+
+def given(value: _T | msgspec.UnsetType | None) -> _T | None:
+    """A target record's field as its value or None: a reader treats absent (UNSET) and null alike."""
+    return None if isinstance(value, msgspec.UnsetType) else value
 
 
 class SessionRecord(Model):

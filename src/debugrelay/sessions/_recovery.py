@@ -22,13 +22,14 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from debugrelay.dap import ATTACH_ARGS, INITIALIZE_ARGS
 from debugrelay.errors import LaunchFailed, RelayError
 from debugrelay.launchers import Launcher, Target
 from debugrelay.launchers.local import log_tail
 from debugrelay.launchers.remote import RemoteLauncher
-from debugrelay.models import ErrorBody, SessionRecord
-from debugrelay.models import described as described_target
+from debugrelay.models import ErrorBody, LocalTargetRecord, SessionRecord, TargetRecord
 from debugrelay.store import timestamp
 
 from . import _seals as seals
@@ -102,13 +103,13 @@ async def reattach(manager: SessionManager, session: Session) -> None:
         was_paused = record.status == "paused"
         known = record.stop
         where = _where(record)
-        described: dict[str, Any] = described_target(record.target) if record.target is not None else {}
-        launcher, target = await _find(manager, session, described)
+        stored = record.target
+        launcher, target = await _find(manager, session, stored)
         if target is None or target.poll() is not None:
-            await _ended(session, target, described, launcher is None)
+            await _ended(session, target, stored, launcher is None)
             return
         session.target = target
-        kept = bool(described.get("keeper")) and record.keeper_secret is not None
+        kept = stored is not None and stored.keeper is True and record.keeper_secret is not None
         if kept:
             target.keeper_secret = record.keeper_secret
         session.reset_run_state()
@@ -128,7 +129,7 @@ async def reattach(manager: SessionManager, session: Session) -> None:
             raise
         except RelayError as exc:
             if target.poll() is not None:
-                await _ended(session, target, described, False)
+                await _ended(session, target, stored, False)
                 return
             await _failed(session, exc)
             return
@@ -146,17 +147,26 @@ async def reattach(manager: SessionManager, session: Session) -> None:
         log.info("session %s: re-attached to %s:%s%s", session.id, target.host, target.port, what)
 
 
+def _kind(session: Session, stored: TargetRecord | None) -> str:
+    """The kind of the session's target: its record's, else what its mode launches or attaches to."""
+    if stored is not None:
+        return stored.kind
+    return "remote" if session.record.mode == "attach" else "local"
+
+
 async def _find(
-    manager: SessionManager, session: Session, described: dict[str, Any]
+    manager: SessionManager, session: Session, stored: TargetRecord | None
 ) -> tuple[Launcher | None, Target | None]:
     """The launcher of the session's target, and the target as it finds it again (or None)."""
-    kind = described.get("kind") or ("remote" if session.record.mode == "attach" else "local")
-    launcher = launcher_for(manager, str(kind))
+    kind = _kind(session, stored)
+    launcher = launcher_for(manager, kind)
     if launcher is None:
         log.warning("session %s: no launcher '%s' on this relay to find its target", session.id, kind)
         return None, None
+    if stored is None:  # no record names a target: nothing to find
+        return launcher, None
     try:
-        return launcher, await asyncio.to_thread(launcher.recover, described)
+        return launcher, await asyncio.to_thread(launcher.recover, stored)
     except RelayError as exc:  # the launcher's policy refuses what the record names
         log.warning("session %s: its %s target is not reached again: %s", session.id, kind, exc.message)
         return launcher, None
@@ -258,17 +268,18 @@ async def _connect(session: Session, target: Target) -> None:
             return
 
 
-async def _ended(session: Session, target: Target | None, described: dict[str, Any], unknown: bool) -> None:
+async def _ended(session: Session, target: Target | None, stored: TargetRecord | None, unknown: bool) -> None:
     """The target ended while no relay was attached: terminated, with its exit code if known and its log."""
     record = session.record
     code = target.poll() if target is not None else None
-    tail = target.output_tail() if target is not None else log_tail(_own_log(session, described.get("log")))
+    stored_log = stored.log if isinstance(stored, LocalTargetRecord) else None
+    tail = target.output_tail() if target is not None else log_tail(_own_log(session, stored_log))
     record.status = "terminated"
     record.reason = "target_exited"
     record.exit_code = None if code is None or code == -1 else code
     record.stop = None
     record.recovered = True
-    why = f"no launcher '{described.get('kind')}' here to find it" if unknown else "it ended"
+    why = f"no launcher '{_kind(session, stored)}' here to find it" if unknown else "it ended"
     known = "" if record.exit_code is not None else " (exit code unknown)"
     _note(
         record,
@@ -294,7 +305,7 @@ def _set_aside(session: Session, fields: list[str]) -> None:
     relay's key wrote (changed in the store, or sealed with another token) is never acted on. A target
     it named is neither ended, read nor connected to; a launch it named is not started again."""
     record = session.record
-    stored = described_target(record.target) if record.target is not None else {}
+    stored = msgspec.to_builtins(record.target) if record.target is not None else {}
     claimed = {k: str(v)[:80] for k, v in stored.items() if k in _CLAIM_KEYS and v is not None}
     what: list[str] = []
     if "target" in fields:

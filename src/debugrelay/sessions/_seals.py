@@ -19,9 +19,10 @@ def _value(record: SessionRecord, field: str) -> Any:
     return msgspec.to_builtins(value) if isinstance(value, msgspec.Struct) else value
 
 
-def set_target(keys: RelayKeys, record: SessionRecord, described: dict[str, Any] | None) -> None:
-    """Keep ``described`` (a live target's description) in the record, with its seal."""
-    record.target = msgspec.convert(described, TargetRecord) if described is not None else None
+def set_target(keys: RelayKeys, record: SessionRecord, target: TargetRecord | None) -> None:
+    """Keep ``target`` (a live target's record, ``Target.describe()``) in the record, with its seal over
+    the record's builtins form: the mapping the store keeps."""
+    record.target = target
     _reseal(keys, record, "target")
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from debugrelay.models import LaunchRequest, described
+from debugrelay.models import LaunchRequest
 
 from ._session import Session
 
@@ -190,7 +190,7 @@ def session_view(session: Session, expires_in: float | None = None) -> dict[str,
     if rec.attach is not None:
         out["attach"] = _compact(msgspec.to_builtins(rec.attach))
     if rec.target is not None:
-        target = described(rec.target)
+        target = msgspec.to_builtins(rec.target)
         shown = {k: v for k, v in target.items() if v is not None and not k.startswith("attached_")}
         if target.get("attached_host"):  # held by a keeper: the program's address, not the keeper's
             shown.update(host=target["attached_host"], port=target.get("attached_port"))
