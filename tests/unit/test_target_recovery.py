@@ -35,9 +35,12 @@ PORT = 5799  # only named on the process's command line: nothing listens there
 @pytest.fixture(scope="module")
 def listener() -> Iterator[psutil.Process]:
     """A process whose command line says it serves debugpy on PORT, as an orphaned target's does."""
-    code = "import sys; sys.stdin.read()"  # runs until its stdin closes
-    proc = subprocess.Popen([sys.executable, "-c", code, "--listen", f"127.0.0.1:{PORT}"], stdin=subprocess.PIPE)
+    code = "import sys; print('ready', flush=True); sys.stdin.read()"  # runs until its stdin closes
+    argv = [sys.executable, "-c", code, "--listen", f"127.0.0.1:{PORT}"]
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == "ready\n"  # its own command line by now, not its parent's
         yield psutil.Process(proc.pid)
     finally:
         assert proc.stdin is not None
