@@ -712,3 +712,9 @@ def test_the_launch_answer_says_which_python_runs_the_program_and_when_it_runs_s
         assert "3.12+" in launched["warning"] and "'python'" in launched["warning"], launched
     else:
         assert "warning" not in launched, launched
+
+
+def test_a_bad_query_parameter_is_named_as_the_client_sent_it(api: httpx.Client, sessions: Sessions) -> None:
+    sid = sessions.create()
+    refused = error_of(api.get(f"/sessions/{sid}/variables", params={"scope": "bogus"}), 400, "invalid_request")
+    assert [e["key"] for e in refused["details"]["errors"]] == ["scope"]

@@ -58,7 +58,7 @@ def query_type(kind: Any, wire: str | None = None) -> Any:
     return Annotated[base, Parameter(**bounds)] if bounds else base
 
 
-def _identifier(wire: str) -> str:
+def identifier(wire: str) -> str:
     """The handler's parameter for a wire name; Litestar gives some names (``scope``, ``request``...) itself."""
     return f"{wire}_" if wire in RESERVED_KWARGS or wire in ("service", "data") else wire
 
@@ -83,7 +83,7 @@ def body_struct(op: Operation) -> type[msgspec.Struct]:
 
 def _arguments(op: Operation) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
     """How a route's inputs (path and query by wire name, the decoded body) become the operation's arguments."""
-    outside = [(p.name, _identifier(p.wire)) for p in op.params if p.where != "body"]
+    outside = [(p.name, identifier(p.wire)) for p in op.params if p.where != "body"]
     fields = op.fields
 
     def arguments(given: dict[str, Any], data: Any) -> dict[str, Any]:
@@ -115,8 +115,8 @@ def _signature(op: Operation, body: type[msgspec.Struct] | None, raw_body: bool)
         if param.where == "body":
             continue
         default = inspect.Parameter.empty if param.required or param.where == "path" else param.default
-        kind = query_type(param.kind, None if _identifier(param.wire) == param.wire else param.wire)
-        params.append(inspect.Parameter(_identifier(param.wire), _KW, annotation=kind, default=default))
+        kind = query_type(param.kind, None if identifier(param.wire) == param.wire else param.wire)
+        params.append(inspect.Parameter(identifier(param.wire), _KW, annotation=kind, default=default))
     if raw_body:
         params.append(inspect.Parameter("request", _KW, annotation=Request[Any, Any, Any]))
     elif op.body is not None:

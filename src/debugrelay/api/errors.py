@@ -10,6 +10,8 @@ from litestar.exceptions import HTTPException, ValidationException
 
 from debugrelay.errors import RelayError
 
+from ._derived import identifier
+
 log = logging.getLogger(__name__)
 
 _HTTP_CODES = {
@@ -55,8 +57,10 @@ def relay_error_handler(_: Request[Any, Any, Any], exc: RelayError) -> Response[
     return envelope(exc.status, exc.code, exc.message, exc.details, hint, headers=headers)
 
 
-def validation_handler(_: Request[Any, Any, Any], exc: ValidationException) -> Response[Any]:
+def validation_handler(request: Request[Any, Any, Any], exc: ValidationException) -> Response[Any]:
     extra = exc.extra if isinstance(exc.extra, list | dict) else None
+    if isinstance(extra, list):
+        extra = [_wire_names(request, e) for e in extra]
     detail = str(exc.detail or "invalid request body")
     return envelope(
         400,
@@ -65,6 +69,16 @@ def validation_handler(_: Request[Any, Any, Any], exc: ValidationException) -> R
         {"errors": extra} if extra else {},
         "Fix the fields named in details.errors; see /schema for the expected shape.",
     )
+
+
+def _wire_names(request: Request[Any, Any, Any], error: Any) -> Any:
+    """An error about a parameter names it as the client sent it, not as the handler calls it (``scope``,
+    a name Litestar keeps for itself, is ``scope_`` inside)."""
+    op = request.scope.get("route_handler").opt.get("operation") if request.scope.get("route_handler") else None
+    if op is None or not isinstance(error, dict) or not isinstance(error.get("key"), str):
+        return error
+    names = {identifier(p.wire): p.wire for p in op.params}
+    return {**error, "key": names.get(error["key"], error["key"])}
 
 
 def http_error_handler(_: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
