@@ -147,7 +147,10 @@ def debugpy_listening(host: str, port: int) -> subprocess.Popen[bytes]:
     def listening() -> bool:
         assert proc.poll() is None, "debugpy exited"
         found = psutil.net_connections()
-        return any(c.laddr and c.laddr.port == port and c.status == psutil.CONN_LISTEN for c in found)
+        # on its own address: another test socket may listen on the same port elsewhere (Knocks)
+        return any(
+            c.laddr and c.laddr.port == port and c.laddr.ip == host and c.status == psutil.CONN_LISTEN for c in found
+        )
 
     until(listening, "debugpy to listen")
     return proc
