@@ -1,6 +1,7 @@
 """What one call of the relay's service costs in this process, with no debugger behind it: the gate every
 operation passes (argument checks, redaction, the trail, persistence marking) and the operation's own
-reads of the session record. The relay's own share of an answer, without HTTP and without debugpy.
+reads of the session record. The relay's own share of an answer, without HTTP and without debugpy; then
+the same reads as GETs through the relay's ASGI app in process (no socket), beside ``GET /health``.
 
     .venv/bin/python -m bench.service_calls [--calls N] [--batches N]
 """
@@ -9,12 +10,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import statistics
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import httpx
+
+from debugrelay.api import create_app
 from debugrelay.config import load_settings
 from debugrelay.service import RelayService
 from debugrelay.wiring import build_manager
@@ -34,6 +39,7 @@ async def _per_call(call: Callable[[], Awaitable[Any]], calls: int, batches: int
 
 
 async def measure(calls: int = 5000, batches: int = 7) -> dict[str, dict[str, float]]:
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per request would be most of what is timed
     with tempfile.TemporaryDirectory(prefix="debugrelay-bench-") as state:
         manager = build_manager(load_settings(state_dir=state, pool_size=0, launchers="local"))
         await manager.start()
@@ -47,7 +53,14 @@ async def measure(calls: int = 5000, batches: int = 7) -> dict[str, dict[str, fl
                 "output": lambda: service.output(sid, None, 200, None),
                 "ping (a change)": lambda: service.ping(sid),
             }
-            return {name: await _per_call(call, calls, batches) for name, call in chosen.items()}
+            found = {name: await _per_call(call, calls, batches) for name, call in chosen.items()}
+            app = create_app(manager.settings, manager)
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+                for path in ("/health", f"/sessions/{sid}/status", f"/sessions/{sid}"):
+                    label = "GET " + path.replace(sid, "{id}")
+                    found[label] = await _per_call(lambda p=path: http.get(p), calls // 5, batches)
+            return found
         finally:
             await manager.close()
             await manager.store.close()
@@ -59,7 +72,7 @@ def main() -> None:
     parser.add_argument("--batches", type=int, default=7, help="batches per operation (the median is shown)")
     args = parser.parse_args()
     for name, figures in asyncio.run(measure(args.calls, args.batches)).items():
-        print(f"{name:16} {figures['median_us']:7.1f} us per call (best batch {figures['best_us']:.1f})")
+        print(f"{name:26} {figures['median_us']:7.1f} us per call (best batch {figures['best_us']:.1f})")
 
 
 if __name__ == "__main__":
