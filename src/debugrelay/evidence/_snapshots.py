@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from debugrelay.errors import NotFound
-from debugrelay.models import AutopsyException, Snapshot, SnapshotBounds, SnapshotSummary, ThreadBrief
+from debugrelay.models import AutopsyException, Snapshot, SnapshotBounds, SnapshotCut, SnapshotSummary, ThreadBrief
 
 from ._collect import BriefPause, evaluate_json
 
@@ -81,12 +81,20 @@ def summary(item: EvidenceItem, data: dict[str, Any]) -> SnapshotSummary:
         tasks=len(data.get("tasks") or []),
         process=process,
         size_bytes=len(item.text),
-        truncated=data.get("truncated"),
+        truncated=_cut(data.get("truncated")),
     )
     autopsy = data.get("autopsy")
     if isinstance(autopsy, dict) and isinstance(autopsy.get("exception"), dict):
         out.exception = msgspec.convert(autopsy["exception"], AutopsyException)
     return out
+
+
+def _cut(given: Any) -> SnapshotCut | None:
+    """What the collector said it cut, when it says it in the shape it writes (else nothing is claimed)."""
+    try:
+        return msgspec.convert(given, SnapshotCut) if isinstance(given, dict) else None
+    except msgspec.ValidationError:
+        return None
 
 
 def no_snapshot(snapshot_id: str) -> NotFound:

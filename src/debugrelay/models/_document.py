@@ -28,6 +28,7 @@ class SessionDocument(Input):
     mode: Literal["launch", "attach"] = "launch"
     launch: LaunchRequest | None = None
     attach: AttachSpec | None = None
+    # open: each in any form a breakpoint request takes (decoded one by one, with its own error)
     breakpoints: Annotated[list[dict[str, Any]], msgspec.Meta(max_length=MAX_BREAKPOINTS_PER_REQUEST)] = msgspec.field(
         default_factory=list
     )

@@ -37,6 +37,13 @@ class ThreadBrief(Model, kw_only=True):
     waits_for: str | None = None
 
 
+class SnapshotCut(Model, kw_only=True):
+    """A snapshot that reached its size bound: how many values were cut, and why."""
+
+    values_cut: int
+    reason: str
+
+
 class SnapshotSummary(Answer, kw_only=True):
     """What a snapshot holds, in brief; the whole is ``GET .../snapshots/{id}`` (or the evidence id, paged)."""
 
@@ -51,7 +58,7 @@ class SnapshotSummary(Answer, kw_only=True):
     # open: what the target's collector could read of its process (rss, fds, gc) and what it cut, by name
     process: dict[str, Any] = msgspec.field(default_factory=dict)
     size_bytes: int = 0
-    truncated: dict[str, Any] | None = None
+    truncated: SnapshotCut | None = None
     exception: AutopsyException | None = None  # a post-mortem's exception
 
 
