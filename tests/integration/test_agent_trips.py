@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import Relay, line_of, ok, target
+from tests.conftest import Relay, line_of, ok, target, until
 from tests.integration.test_cli import Cli
 from tests.integration.test_mcp import stdio_agent
 
@@ -342,6 +342,8 @@ def test_cli_pause_answers_like_a_step_and_delete_defaults_to_the_latest_session
     cli = Cli(relay)
     loop = target("loop.py")
     sid = cli("launch", loop, "--wait", "0")["session_id"]
+    # in its own code: past its start-up (a pause there stops in the interpreter's imports)
+    until(lambda: any("done" in o["text"] for o in cli("output", sid)["outputs"]), "the loop to end")
     stop = cli("pause")
     assert stop["status"] == "paused", stop
     # the source line and locals, as continue and step answer a stop
