@@ -95,7 +95,7 @@ def _decode(response: httpx.Response) -> Any:
     )
 
 
-def _wire(value: Any) -> Any:
+def wire(value: Any) -> Any:
     """A value as JSON; a Struct without its fields left unset (the relay's defaults apply)."""
     data = msgspec.to_builtins(value)
     return {k: v for k, v in data.items() if v is not None} if isinstance(value, msgspec.Struct) else data
@@ -116,12 +116,12 @@ def request_for(op: Operation, arguments: Mapping[str, Any]) -> tuple[str, dict[
         elif value is None or param.name not in arguments:
             continue
         elif param.name == op.body:
-            whole = _wire(value)
+            whole = wire(value)
         elif param.where == "query":
             if value != param.default:
                 query[param.wire] = ("true" if value else "false") if isinstance(value, bool) else value
         else:
-            body[param.wire] = _wire(value)
+            body[param.wire] = wire(value)
     if op.body is not None:
         return path, query or None, whole
     return path, query or None, body if op.fields else None

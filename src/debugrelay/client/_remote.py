@@ -23,14 +23,9 @@ from debugrelay.models import (
 from debugrelay.service import DebugService
 from debugrelay.service._operations import Operation, declared
 
-from ._client import ApiError, AsyncRelayClient, request_for
+from ._client import ApiError, AsyncRelayClient, request_for, wire
 
 T = TypeVar("T")
-
-
-def _body(spec: msgspec.Struct) -> dict[str, Any]:
-    """A request Struct as JSON, without the fields left unset."""
-    return {k: v for k, v in msgspec.to_builtins(spec).items() if v is not None}
 
 
 class RemoteService(DebugService):
@@ -66,7 +61,7 @@ class RemoteService(DebugService):
         return self.noted(op, None, found)
 
     async def add_breakpoints(self, session_id: str, requests: list[BreakpointRequest]) -> list[BreakpointView]:
-        body = {"breakpoints": [_body(r) for r in requests]}  # the list form answers a list
+        body = {"breakpoints": [wire(r) for r in requests]}  # the list form answers a list
         found = msgspec.convert(
             await self.client._call("POST", f"/sessions/{session_id}/breakpoints", json=body), BreakpointList
         )
