@@ -187,3 +187,10 @@ class Refused(RelayError):
 class Unsupported(RelayError):
     code = "unsupported"
     status = 400
+
+
+class FunctionNotFound(NotFound):
+    code = "function_not_found"
+    default_hint = (
+        "Name it as 'file path:Class.method' (or 'package.module:function'); details.nearest lists close names."
+    )

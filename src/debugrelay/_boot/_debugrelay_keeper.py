@@ -72,6 +72,7 @@ import selectors
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -106,6 +107,9 @@ CONFIGURATION = frozenset(
 )
 SCAN_SECONDS = 1.0  # how often the debuggee's descendants are looked for in /proc
 CHILDREN_ENV = "DEBUGRELAY_CHILDREN_SOCKET"  # a Python process of the program says its pid here as it starts
+TRACES_ENV = "DEBUGRELAY_TRACE_SOCKET"  # the program's processes send the calls of traced functions here
+CALLS_EVENT = "debugrelay.calls"  # a batch of traced calls, passed on to the relay (queued while none is there)
+TRACE_DATAGRAM = 262144  # bytes of one batch at most (the tracer sends less than 64 KiB)
 FOLLOW_ENV = "DEBUGRELAY_CHILDREN"  # "debug": debugpy follows the program's children
 ATTACH_REACH = 6.0  # s a keeper holding a program it did not start tries to reach its debugpy (relay: 9)
 ATTACH_WAIT = 60.0  # s a keeper holding a program it did not start waits to be attached, then gives up
@@ -311,6 +315,7 @@ class Keeper(object):
         endpoints=None,
         streams=(),
         births=None,
+        traces=None,
     ):
         self.sel = selectors.DefaultSelector()
         self.listener = listener
@@ -380,6 +385,10 @@ class Keeper(object):
         if births is not None:
             births.setblocking(False)
             self.sel.register(births, selectors.EVENT_READ, "births")
+        self.traces = traces  # a datagram socket: the calls of traced functions, from the program's processes
+        if traces is not None:
+            traces.setblocking(False)
+            self.sel.register(traces, selectors.EVENT_READ, "traces")
 
     # -- the loop ------------------------------------------------------------------------------
 
@@ -435,7 +444,8 @@ class Keeper(object):
     def worth_lingering(self):
         """What waits says something a returning relay needs (output, a stop, the exit code): a warm
         interpreter whose relay went away ends with nothing to pass on but ``terminated``, and goes at once."""
-        return any(event in ("output", "stopped", "exited", HTTP_RESPONSE) for event, _, _, _ in self.queue)
+        telling = ("output", "stopped", "exited", HTTP_RESPONSE, CALLS_EVENT)
+        return any(event in telling for event, _, _, _ in self.queue)
 
     def timeout(self, now):
         waits = [1.0]
@@ -460,6 +470,8 @@ class Keeper(object):
                     pass
             elif key.data == "births":
                 self.born()
+            elif key.data == "traces":
+                self.traced()
             elif key.data is None:
                 self.accept()
             elif isinstance(key.data, Stream):
@@ -934,15 +946,47 @@ class Keeper(object):
             root = self.child.pid if self.child is not None else None
             if pid == root or pid in self.tree or root is None:
                 continue
-            ppid = parent_of(pid)
-            chain, hops = ppid, 0
-            while chain not in (None, 0, 1, root) and hops < 64:  # a descendant of the debuggee?
-                chain, hops = parent_of(chain), hops + 1
-            if chain == root:
-                info = self.seen(pid, ppid)
+            if self.descends(pid):
+                info = self.seen(pid, parent_of(pid))
                 if info["python"] and pid not in self.procs and not self.follow:
                     info["announced"] = True
                     self.announce(pid, "running", debugged=False)
+
+    def descends(self, pid):
+        """Whether ``pid`` is the debuggee or one of its descendants."""
+        root = self.child.pid if self.child is not None else None
+        if root is None or pid is None:
+            return False
+        chain, hops = pid, 0
+        while chain not in (None, 0, 1, root) and hops < 64:
+            chain, hops = parent_of(chain), hops + 1
+        return chain == root
+
+    def traced(self):
+        """Calls of traced functions sent by the program's processes: passed on as ``debugrelay.calls``
+        events. Only a process of the program is heard (its pid as the kernel vouches for it)."""
+        while True:
+            try:
+                data, ancillary, _, _ = self.traces.recvmsg(TRACE_DATAGRAM, socket.CMSG_SPACE(12))
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                return
+            sender = None
+            for level, kind, value in ancillary:
+                if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS and len(value) >= 12:
+                    sender, uid, _ = struct.unpack("iII", value[:12])
+                    if uid != os.getuid():
+                        sender = None
+            if not data.startswith(b"T") or not self.descends(sender):
+                continue
+            try:
+                body = json.loads(data[1:].decode("utf-8"))
+            except ValueError:
+                continue
+            if isinstance(body, dict):
+                body["pid"] = sender
+                self.deliver(CALLS_EVENT, encode({"seq": 0, "type": "event", "event": CALLS_EVENT, "body": body}))
 
     def scan_tree(self):
         """Find the debuggee's descendants in /proc (Linux): a Python one that no debugger follows is
@@ -1223,8 +1267,10 @@ class Keeper(object):
                 self.read_stream(stream)
 
     def release_end(self):
-        """Pass on debugpy's exited/terminated once the debuggee is gone: its output first."""
+        """Pass on debugpy's exited/terminated once the debuggee is gone: its output (and calls) first."""
         self.drain_streams()
+        if self.traces is not None:
+            self.traced()
         held, self.held_end = self.held_end, []
         for event, data in held:
             if event == "terminated":
@@ -1499,6 +1545,22 @@ def births_socket():
     return sock
 
 
+def traces_socket():
+    """An abstract datagram socket where the program's processes send the calls of traced functions; the
+    kernel passes each sender's pid along (SO_PASSCRED). None off Linux."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 * 1024 * 1024)
+        sock.bind("\0debugrelay-traces-%d-%s" % (os.getpid(), os.urandom(6).hex()))
+    except OSError as exc:
+        log("no socket for traced calls: %s" % exc)
+        return None
+    return sock
+
+
 def forget_endpoints(path):
     try:
         os.remove(path)
@@ -1513,7 +1575,7 @@ def address(text):
     return host or "127.0.0.1", int(port)
 
 
-def debuggee_env(endpoints, births, client):
+def debuggee_env(endpoints, births, client, traces=None):
     """The debuggee's environment: the keeper's own without the secret, plus where to say what."""
     env = dict(os.environ)
     env.pop(SECRET_ENV, None)
@@ -1521,12 +1583,14 @@ def debuggee_env(endpoints, births, client):
         env[ENDPOINTS_ENV] = endpoints
     if births is not None:
         env[CHILDREN_ENV] = "@" + births.getsockname()[1:].decode()
+    if traces is not None:
+        env[TRACES_ENV] = "@" + traces.getsockname()[1:].decode()
     if ((client or {}).get("attach") or {}).get("subProcess"):
         env[FOLLOW_ENV] = "debug"  # the program's forked children keep the debugger (debugpy follows them)
     return env
 
 
-def main(argv):
+def main(argv):  # noqa: PLR0915
     if "--" not in argv:
         raise SystemExit(USAGE)
     split = argv.index("--")
@@ -1554,7 +1618,8 @@ def main(argv):
         return 0
     endpoints = endpoints_path(opts.get("--status-file"))
     births = births_socket()
-    env = debuggee_env(endpoints, births, client)
+    traces = traces_socket()
+    env = debuggee_env(endpoints, births, client, traces)
     # no thread runs yet: preexec_fn is safe here
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
@@ -1578,6 +1643,7 @@ def main(argv):
         endpoints,
         streams,
         births,
+        traces,
     )
 
     def forward(signum, _frame):
@@ -1593,6 +1659,8 @@ def main(argv):
     end_leftovers()
     if births is not None:
         births.close()
+    if traces is not None:
+        traces.close()
     if endpoints is not None:
         forget_endpoints(endpoints)
     code = keeper.exit_code if keeper.exit_code is not None else -1

@@ -127,6 +127,16 @@ from ._session import (
     Watch,
     given,
 )
+from ._traces import (
+    CallList,
+    CallRun,
+    Trace,
+    TracedCall,
+    TraceList,
+    TraceRecord,
+    TraceRemoved,
+    TraceRequest,
+)
 
 __all__ = [
     "CUT",
@@ -148,6 +158,8 @@ __all__ = [
     "BreakpointUpdate",
     "BreakpointView",
     "BreakpointsCleared",
+    "CallList",
+    "CallRun",
     "CaptureList",
     "CapturePoint",
     "CaptureRequest",
@@ -250,6 +262,12 @@ __all__ = [
     "ThreadState",
     "ThreadView",
     "Threads",
+    "Trace",
+    "TraceList",
+    "TraceRecord",
+    "TraceRemoved",
+    "TraceRequest",
+    "TracedCall",
     "Variable",
     "VariablesPage",
     "WarmKey",

@@ -8,6 +8,7 @@ import msgspec
 
 from ._base import Input, Model
 from ._launch import LaunchRequest, Mappings, PathMapping, PublishedPort
+from ._traces import TraceRecord
 from .limits import Host, NamespaceName, Pid, PodName, Port
 
 SessionStatus = Literal["created", "launching", "running", "paused", "terminated", "failed"]
@@ -270,6 +271,8 @@ class SessionRecord(Model):
     next_breakpoint: int = 1
     watches: list[Watch] = msgspec.field(default_factory=list)
     next_watch: int = 1
+    traces: list[TraceRecord] = msgspec.field(default_factory=list)  # functions traced, applied at each launch
+    next_trace: int = 1
     owner: str | None = None
     recovered: bool = False
     notes: list[str] = msgspec.field(default_factory=list)

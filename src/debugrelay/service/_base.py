@@ -8,10 +8,16 @@ Both return the same typed answers, so an MCP tool or a CLI command behaves the 
 
 from __future__ import annotations
 
-from .declared import BreakpointOperations, EvidenceOperations, InspectionOperations, SessionOperations
+from .declared import (
+    BreakpointOperations,
+    EvidenceOperations,
+    InspectionOperations,
+    SessionOperations,
+    TraceOperations,
+)
 
 
-class DebugService(SessionOperations, BreakpointOperations, InspectionOperations, EvidenceOperations):
+class DebugService(SessionOperations, BreakpointOperations, InspectionOperations, EvidenceOperations, TraceOperations):
     """What the MCP tools, the CLI and the HTTP API ask for; every answer is a typed model."""
 
     def unpersisted(self, session_id: str) -> bool:

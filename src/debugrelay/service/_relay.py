@@ -44,6 +44,7 @@ from ._evidence import EvidenceOps
 from ._gate import gated
 from ._inspection import InspectionOps
 from ._running import RunningOps
+from ._traces import TraceOps
 
 __all__ = [
     "LOCALS_MAX",
@@ -60,7 +61,7 @@ __all__ = [
 
 
 @gated
-class RelayService(RunningOps, BreakpointOps, InspectionOps, EvidenceOps):
+class RelayService(RunningOps, BreakpointOps, InspectionOps, EvidenceOps, TraceOps):
     """The relay's operations over this process's :class:`SessionManager`.
 
     ``manager`` may be a callable returning it, for adapters built before the relay has started.

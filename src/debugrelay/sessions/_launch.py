@@ -26,6 +26,7 @@ from debugrelay.launchers import Launcher, Target
 from debugrelay.launchers.policy import KNOWN_LAUNCHERS, refused_launcher
 from debugrelay.models import AttachSpec, ErrorBody, ExceptionFilters, LaunchRequest, Stop
 
+from . import _calls as calls
 from . import _seals as seals
 from . import _stops as stops
 from . import _testruns as testruns
@@ -100,6 +101,7 @@ async def _start_once(session: Session, launcher: Launcher, spec: LaunchRequest,
         session.record.output_answered = (await session.store.read_output(session.id, None, 1, newest=True)).cursor
     session.output.seen = 0  # the new target's keeper numbers its output from 1 again: none of it is a repeat
     session.processes.reset()
+    session.calls.reset()  # the last run's calls are not this run's
     bps.reset_run(session.record)
     session.record.status = "launching"
     session.record.exit_code = None
@@ -110,7 +112,9 @@ async def _start_once(session: Session, launcher: Launcher, spec: LaunchRequest,
     await session.save()
     target: Target | None = None
     try:
-        target = await launcher.start(testruns.for_target(spec), session_id=session.id)
+        target = await launcher.start(
+            calls.for_target(testruns.for_target(spec), session.record.traces), session_id=session.id
+        )
         session.target = target
         session.describe_target(target)
         session.record.keeper_secret = target.keeper_secret

@@ -30,6 +30,7 @@ from debugrelay.trust import RelayKeys
 from . import _execution, _launch, _reads, _stops
 from . import _seals as seals
 from . import breakpoints as bps
+from ._calls import CallBook
 from ._execution import STEP_COMMANDS
 from ._feed import ChangeFeed
 from ._files import SourceRoots, roots_for
@@ -102,6 +103,7 @@ class Session:
         self.processes = Processes(record)
         self.ports = PublishedPorts()  # a container target's service ports, forwarded from this machine
         self.http = HttpCalls()  # requests the relay sent to the program (a service) for the agent
+        self.calls = CallBook(record.id, store)  # the calls of the session's traced functions
         # told of each DAP event first; one answering True takes it (a brief pause, a capture point's row)
         self.event_filters: list[Callable[[str, Any], bool]] = []
 

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 ACTIVE = ("launching", "running", "paused")  # the statuses with a live target
 CAPTURE_MARK = "[debugrelay-capture:"  # the lines of capture points (debugrelay.evidence)
+CALLS_EVENT = "debugrelay.calls"  # calls of traced functions, sent by the target through its keeper
 
 
 def on_event(session: Session, event: str, body: Any) -> None:
@@ -55,6 +56,9 @@ def on_event(session: Session, event: str, body: Any) -> None:
         session.notify()
     elif event == "debugrelay.process":
         if isinstance(body, dict) and session.processes.announced(body):
+            session.announce()
+    elif event == CALLS_EVENT:
+        if session.calls.take(body):
             session.announce()
     elif event == "thread":
         thread = as_body(body, ThreadEvent)
@@ -380,6 +384,8 @@ async def on_end(session: Session, why: str) -> None:
     await session.ports.close()
     session.record.published = []
     await session.output.flush()
+    session.calls.ended()
+    await session.calls.save()
     session.record.exit_code = exit_code
     session.record.status = "terminated"
     session.record.reason = session.record.reason or "target_exited"

@@ -85,6 +85,7 @@ class WriteBehind(StateStore):
         self._profiles: dict[str, list[BreakpointRecord]] = {}
         self._cleared: set[str] = set()
         self._redactions: dict[str, dict[str, bytes]] = {}
+        self._calls: dict[str, bytes] = {}
         self._evidence = DeferredEvidence(inner.evidence, self._deletes.__contains__, _note)
 
     @property
@@ -95,6 +96,7 @@ class WriteBehind(StateStore):
     def pending(self) -> int:
         """How many writes wait for the store."""
         kept = len(self._saves) + len(self._deletes) + len(self._profiles) + len(self._cleared) + len(self._redactions)
+        kept += len(self._calls)
         return kept + self._evidence.pending
 
     def pending_for(self, session_id: str) -> bool:
@@ -103,6 +105,7 @@ class WriteBehind(StateStore):
             or session_id in self._deletes
             or session_id in self._cleared
             or session_id in self._redactions
+            or session_id in self._calls
             or self._evidence.pending_for(session_id)
         )
 
@@ -132,6 +135,13 @@ class WriteBehind(StateStore):
                 done += 1
             if self._redactions.get(sid) is entries:
                 del self._redactions[sid]
+        for sid in sorted(self._calls):
+            data = self._calls[sid]
+            if sid not in skip:
+                await self.inner.save_traced_calls(sid, data)
+                done += 1
+            if self._calls.get(sid) is data:
+                del self._calls[sid]
         for name in sorted(self._profiles):
             saved = self._profiles[name]
             await self.inner.save_profile(name, saved)
@@ -159,6 +169,7 @@ class WriteBehind(StateStore):
     async def delete_session(self, session_id: str) -> None:
         self._saves.pop(session_id, None)
         self._redactions.pop(session_id, None)
+        self._calls.pop(session_id, None)
         self._cleared.discard(session_id)
         self._evidence.forget(session_id)
         try:
@@ -184,6 +195,17 @@ class WriteBehind(StateStore):
         except StoreUnavailable:
             self._profiles[name] = breakpoints
             _note("profile")
+
+    async def save_traced_calls(self, session_id: str, data: bytes) -> None:
+        if session_id in self._calls:
+            self._calls[session_id] = data
+            _note("calls")
+            return
+        try:
+            await self.inner.save_traced_calls(session_id, data)
+        except StoreUnavailable:
+            self._calls[session_id] = data
+            _note("calls")
 
     async def add_redactions(self, session_id: str, entries: dict[str, bytes]) -> None:
         if session_id in self._redactions:
@@ -216,6 +238,13 @@ class WriteBehind(StateStore):
 
     async def list_profiles(self) -> dict[str, list[BreakpointRecord]]:
         return {**await self.inner.list_profiles(), **self._profiles}
+
+    async def get_traced_calls(self, session_id: str) -> bytes | None:
+        if session_id in self._deletes:
+            return None
+        if session_id in self._calls:
+            return self._calls[session_id]
+        return await self.inner.get_traced_calls(session_id)
 
     async def get_redactions(self, session_id: str) -> dict[str, bytes]:
         if session_id in self._deletes:

@@ -136,6 +136,14 @@ class StateStore(abc.ABC):
     # -- breakpoint profiles -----------------------------------------------------------------
 
     @abc.abstractmethod
+    async def save_traced_calls(self, session_id: str, data: bytes) -> None:
+        """Keep the session's traced calls (one JSON document, replaced whole; gone with the session)."""
+
+    @abc.abstractmethod
+    async def get_traced_calls(self, session_id: str) -> bytes | None:
+        """The session's traced calls as last kept, or None."""
+
+    @abc.abstractmethod
     async def save_profile(self, name: str, breakpoints: list[BreakpointRecord]) -> None:
         """Store a named breakpoint set."""
 

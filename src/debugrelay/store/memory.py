@@ -50,6 +50,7 @@ class MemoryStore(StateStore):
         self._leases: dict[str, tuple[str, str, float]] = {}  # id → (owner, url, monotonic deadline)
         self._instances: dict[str, tuple[dict[str, Any], float]] = {}
         self._redactions: dict[str, dict[str, bytes]] = {}
+        self._calls: dict[str, bytes] = {}
 
     async def save_session(self, record: SessionRecord) -> None:
         self._sessions[record.id] = msgspec.json.encode(record)
@@ -71,6 +72,7 @@ class MemoryStore(StateStore):
         self._activity.pop(session_id, None)
         self._leases.pop(session_id, None)
         self._redactions.pop(session_id, None)
+        self._calls.pop(session_id, None)
         await self._evidence.drop_session(session_id)
 
     @property
@@ -133,6 +135,12 @@ class MemoryStore(StateStore):
 
     async def get_redactions(self, session_id: str) -> dict[str, bytes]:
         return dict(self._redactions.get(session_id, {}))
+
+    async def save_traced_calls(self, session_id: str, data: bytes) -> None:
+        self._calls[session_id] = data
+
+    async def get_traced_calls(self, session_id: str) -> bytes | None:
+        return self._calls.get(session_id)
 
     async def save_profile(self, name: str, breakpoints: list[BreakpointRecord]) -> None:
         self._profiles[name] = list(breakpoints)

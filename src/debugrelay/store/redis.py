@@ -9,6 +9,7 @@ Keys, all under the namespace (``DEBUGRELAY_REDIS_NAMESPACE``, default ``debugre
                            ``…:output-seq:{id}`` the keeper's number of the last output event stored
 - ``{ns}:lease:{id}``      string ``{"owner", "url"}`` with a TTL: the relay carrying the session on
 - ``{ns}:instance:{id}``   string with a TTL: a relay replica's URL and start time
+- ``{ns}:calls:{id}``      string  the session's traced calls (JSON)
 - ``{ns}:profiles``        hash  profile name → breakpoint list JSON
 - ``{ns}:redactions:{id}`` hash  placeholder → redaction entry JSON (the secret it stands for)
 - ``{ns}:evidence:…``      the evidence namespace (:mod:`.redis_evidence`)
@@ -278,6 +279,7 @@ class RedisStore(StateStore):
                     self._key("output-seq", session_id),
                     self._key("lease", session_id),
                     self._key("redactions", session_id),
+                    self._key("calls", session_id),
                 )
                 self._evidence.drop_in(pipe, session_id)
                 await pipe.execute()
@@ -398,6 +400,15 @@ class RedisStore(StateStore):
             self._warn_once(f"redactions:{session_id}", "cannot read the placeholders of %s: %s", session_id, exc)
             return {}
         return {(k.decode() if isinstance(k, bytes) else str(k)): bytes(v) for k, v in raw.items()}
+
+    # -- traced calls ------------------------------------------------------------------------
+
+    async def save_traced_calls(self, session_id: str, data: bytes) -> None:
+        await self._call(lambda: self.client.set(self._key("calls", session_id), data))
+
+    async def get_traced_calls(self, session_id: str) -> bytes | None:
+        raw = await self._call(lambda: self.client.get(self._key("calls", session_id)))
+        return raw if isinstance(raw, bytes) else None
 
     # -- breakpoint profiles -----------------------------------------------------------------
 

@@ -1,8 +1,9 @@
-"""The service's operations, each declared once (see ``service/_operations.py``), in four sections."""
+"""The service's operations, each declared once (see ``service/_operations.py``), in five sections."""
 
 from ._breakpoints import BreakpointOperations
 from ._evidence import EvidenceOperations
 from ._inspection import InspectionOperations
 from ._sessions import SessionOperations
+from ._traces import TraceOperations
 
-__all__ = ["BreakpointOperations", "EvidenceOperations", "InspectionOperations", "SessionOperations"]
+__all__ = ["BreakpointOperations", "EvidenceOperations", "InspectionOperations", "SessionOperations", "TraceOperations"]

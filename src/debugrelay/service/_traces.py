@@ -1,0 +1,205 @@
+"""Function traces of a session: trace a function, list its calls, read one call's whole run."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from debugrelay import traces
+from debugrelay.errors import CollectFailed, InvalidRequest, NotFound, Unsupported
+from debugrelay.models import CallList, CallRun, Trace, TracedCall, TraceList, TraceRecord, TraceRequest
+from debugrelay.models._traces import MAX_TRACES_PER_SESSION
+from debugrelay.sessions import Session
+
+from ._core import ServiceCore
+
+LIVE = ("running", "paused")
+_BRIEF = ("trace_id", "function", "raised_line", "parent", "thread", "pid")
+
+
+def _no_trace(trace_id: str) -> NotFound:
+    return NotFound(
+        f"no trace '{trace_id}' in this session",
+        details={"trace_id": trace_id},
+        hint="List the session's traces.",
+    )
+
+
+def _strings(value: Any) -> dict[str, str]:
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
+
+
+def _brief(call: dict[str, Any]) -> dict[str, Any]:
+    fields: dict[str, Any] = {k: call[k] for k in _BRIEF if call.get(k) is not None}
+    fields["call_id"] = str(call.get("call_id"))
+    fields.setdefault("trace_id", "")
+    fields.setdefault("function", "")
+    fields["args"] = _strings(call.get("args"))
+    for key in ("returned", "raised"):
+        if call.get(key) is not None:
+            fields[key] = str(call[key])
+    fields["lines"] = [n for n in call.get("lines") or [] if isinstance(n, int)]
+    fields["running"] = bool(call.get("running"))
+    return fields
+
+
+class TraceOps(ServiceCore):
+    """The trace operations."""
+
+    def _trace(self, session: Session, trace: TraceRecord, message: str | None = None) -> Trace:
+        calls = session.calls
+        return Trace(
+            trace_id=trace.id,
+            function=f"{trace.file}:{trace.qualname}",
+            file=trace.file,
+            qualname=trace.qualname,
+            line=trace.line,
+            keep=trace.keep,
+            callees=trace.callees,
+            found=trace.id in calls.found,
+            calls=calls.kept(trace.id),
+            total=calls.total(trace.id),
+            dropped=calls.dropped(trace.id),
+            message=message,
+        )
+
+    def _find_trace(self, session: Session, trace_id: str) -> TraceRecord:
+        for trace in session.record.traces:
+            if trace.id == trace_id:
+                return trace
+        raise _no_trace(trace_id)
+
+    async def add_trace(self, session_id: str, request: TraceRequest) -> Trace:
+        session = self._get(session_id)
+        record = session.record
+        if record.mode == "attach":
+            raise Unsupported(
+                "traces need a program the relay launched",
+                details={"mode": "attach"},
+                hint="Launch the program through the relay (its start-up hook records the calls); in an attached "
+                "program, use capture points or breakpoints.",
+            )
+        found = await asyncio.to_thread(traces.resolve, record, session.source_roots(), request.function)
+        async with session.lock:
+            same = next((t for t in record.traces if t.file == found.file and t.qualname == found.qualname), None)
+            if same is None and len(record.traces) >= MAX_TRACES_PER_SESSION:
+                raise InvalidRequest(
+                    f"a session traces at most {MAX_TRACES_PER_SESSION} functions",
+                    details={"traces": len(record.traces), "max": MAX_TRACES_PER_SESSION},
+                    hint="Remove a trace you no longer need.",
+                )
+            trace = TraceRecord(
+                id=same.id if same is not None else f"t{record.next_trace}",
+                file=found.file,
+                qualname=found.qualname,
+                line=found.line,
+                keep=request.keep,
+                callees=request.callees,
+            )
+            if same is None:
+                record.next_trace += 1
+                record.traces.append(trace)
+            else:
+                record.traces[record.traces.index(same)] = trace
+            session.calls.follow((t.id, t.keep) for t in record.traces)
+            message = "Traced from the program's start (and at each relaunch): launch it."
+            if session.status in LIVE:
+                message = await self._apply(session, trace)
+            await session.save()
+        if found.others:
+            message = f"{message} The name also matches {', '.join(found.others)}: give 'file:name' to pick another."
+        return self._trace(session, trace, message)
+
+    async def _apply(self, session: Session, trace: TraceRecord) -> str:
+        """The trace put in place in the running program: what to tell the agent."""
+        try:
+            answer = await traces.call(session, "add", traces.spec_of(trace))
+        except CollectFailed as exc:
+            return f"Not applied in the running program ({exc.message}); it is at the next launch."
+        if isinstance(answer, dict) and answer.get("found"):
+            session.calls.found.add(trace.id)
+            return "Traced from its next call."
+        return "Not loaded by the program yet: traced from its first call."
+
+    async def traces(self, session_id: str) -> TraceList:
+        session = self._get(session_id)
+        await session.calls.load()
+        return TraceList(traces=[self._trace(session, t) for t in session.record.traces])
+
+    async def remove_trace(self, session_id: str, trace_id: str) -> Trace:
+        session = self._get(session_id)
+        async with session.lock:
+            trace = self._find_trace(session, trace_id)
+            await session.calls.load()
+            answer = self._trace(session, trace, "Removed: its calls went with it.")
+            session.record.traces.remove(trace)
+            if session.status in LIVE:
+                try:
+                    await traces.call(session, "remove", trace_id)
+                except CollectFailed as exc:
+                    answer.message = f"Removed here; the running program could not be told ({exc.message})."
+            session.calls.follow((t.id, t.keep) for t in session.record.traces)
+            await session.save()
+        return answer
+
+    async def _read(self, session: Session) -> None:
+        """The calls known so far: those kept, and a paused program's own (its running calls included)."""
+        await session.calls.load()
+        if session.status == "paused" and session.record.traces:
+            batch = await traces.paused_calls(session)
+            if batch is not None and session.calls.take(batch):
+                await session.calls.save()
+
+    async def traced_calls(
+        self,
+        session_id: str,
+        *,
+        function: str | None = None,
+        outcome: str | None = None,
+        match: str | None = None,
+        trace_id: str | None = None,
+        offset: int = 0,
+        limit: int = 20,
+    ) -> CallList:
+        session = self._get(session_id)
+        ids = [self._find_trace(session, trace_id).id] if trace_id else [t.id for t in session.record.traces]
+        await self._read(session)
+        found = session.calls.find(ids, function=function, outcome_is=outcome, match=match)
+        page = found[offset : offset + limit]
+        dropped = sum(session.calls.dropped(t) for t in ids)
+        message = None
+        if not session.record.traces:
+            message = "No function is traced: add a trace first (POST .../traces)."
+        elif not found and session.status in ("created", "launching"):
+            message = "The program has not run yet: launch it."
+        return CallList(
+            calls=[TracedCall(**_brief(c)) for c in page],
+            total=len(found),
+            has_more=offset + len(page) < len(found),
+            offset=offset,
+            dropped=dropped,
+            message=message,
+        )
+
+    async def traced_call(self, session_id: str, call_id: str) -> CallRun:
+        session = self._get(session_id)
+        await self._read(session)
+        call = session.calls.get(call_id)
+        if call is None:
+            raise NotFound(
+                f"no call '{call_id}' in this session's traces",
+                details={"call_id": call_id},
+                hint="List the calls (GET .../traces/calls); the oldest go past a trace's 'keep', and a relaunch "
+                "starts afresh.",
+            )
+        fields = _brief(call)
+        events = [e for e in call.get("events") or [] if isinstance(e, dict)]
+        cut = call.get("cut")
+        return CallRun(
+            **fields,
+            file=str(call.get("file") or ""),
+            line=int(call.get("line") or 0),
+            events=events,
+            callees=[str(c) for c in call.get("callees") or []],
+            cut={str(k): int(v) for k, v in cut.items() if isinstance(v, int)} if isinstance(cut, dict) else None,
+        )
