@@ -61,8 +61,8 @@ async def test_errors_name_tools_either_way(service: DebugService) -> None:
 
 
 async def test_the_tool_list_is_small_and_every_argument_is_described(relay: RelayService) -> None:
-    """The tool list is read by the model in every conversation: the debugger's tools stay within 10,200
-    bytes of JSON, all of them within 13,300; an argument without a description of its own is one the
+    """The tool list is read by the model in every conversation: the debugger's tools stay within 11,300
+    bytes of JSON, all of them within 14,400; an argument without a description of its own is one the
     server's instructions describe."""
     server = build_server(relay)
     async with Client(server) as client:
@@ -74,9 +74,9 @@ async def test_the_tool_list_is_small_and_every_argument_is_described(relay: Rel
 
     extra = {"debug_snapshot", "debug_analyze", "debug_capture", "debug_evidence", "debug_request"}
     core = [t for t in tools if t.name not in extra]
-    assert len(core) == 24 and len(tools) == 29
-    assert size(core) <= 10_200  # the debugger's tools (with processes: show_pid; a service: launch port)
-    assert size(tools) <= 13_300  # with the evidence tools (snapshots, patterns, capture points) and requests
+    assert len(core) == 25 and len(tools) == 30
+    assert size(core) <= 11_300  # the debugger's tools (with processes: show_pid; a service: launch port; traces)
+    assert size(tools) <= 14_400  # with the evidence tools (snapshots, patterns, capture points) and requests
     instructions = server.instructions or ""
     for tool in tools:
         for name, prop in tool.input_schema["properties"].items():
@@ -89,7 +89,7 @@ async def test_each_tool_says_at_its_definition_what_the_list_says_of_it(relay: 
     toolset = DebugTools(relay)
     specs, made = toolset.specs(), toolset.tools()
     assert [s.name for s in specs] == [t.name for t in made]
-    assert len({s.name for s in specs}) == len(specs) == 29
+    assert len({s.name for s in specs}) == len(specs) == 30
     extra = {"debug_snapshot", "debug_analyze", "debug_capture", "debug_evidence", "debug_request"}
     assert {s.name for s in specs if not s.core} == extra
     for spec, tool in zip(specs, made, strict=True):

@@ -62,6 +62,22 @@ def _wait_for_client(spec: dict[str, Any]) -> None:
             debugger.set_use_libraries_filter(bool(spec["just_my_code"]))
 
 
+def _trace_from_env() -> None:
+    """The launch's traces (this interpreter started before they were known)."""
+    given = os.environ.get("DEBUGRELAY_TRACES")
+    if not given:
+        return
+    import json
+
+    try:
+        import _debugrelay_trace
+
+        for spec in json.loads(given):
+            _debugrelay_trace.add(json.dumps(spec))
+    except Exception as exc:  # a hook never keeps the program from running
+        print("debugrelay: function traces not installed: %r" % (exc,), file=sys.stderr)
+
+
 def main() -> int:
     address = _listen_address()
     import debugpy
@@ -88,6 +104,7 @@ def main() -> int:
         import _debugrelay_tests
 
         _debugrelay_tests.install()
+    _trace_from_env()
     # sys.path as `python -m debugpy` has it: [cwd, PYTHONPATH..., ...], then the script's folder first
     sys.path[0] = os.getcwd()
     boot = os.path.dirname(os.path.abspath(__file__))

@@ -11,7 +11,7 @@ import msgspec
 
 from debugrelay.client import ApiError, RemoteService
 from debugrelay.errors import InvalidRequest, RelayError
-from debugrelay.models import BreakpointRequest, CaptureRequest, HttpCall, SnapshotBounds
+from debugrelay.models import BreakpointRequest, CaptureRequest, HttpCall, SnapshotBounds, TraceRequest
 from debugrelay.models.limits import ResumeCommand
 from debugrelay.service import policy
 
@@ -232,3 +232,35 @@ async def cmd_captures(s: RemoteService, a: argparse.Namespace) -> tuple[str, An
 
 async def cmd_evidence(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
     return "evidence", plain(await s.evidence(a.evidence_id, offset=a.offset, limit=a.limit, grep=a.grep))
+
+
+async def cmd_trace(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
+    given, rest = split_id(a.words, 1)
+    sid = await policy.session_or_latest(s, given)
+    if a.remove:
+        return "trace", plain(await s.remove_trace(sid, rest[0]))
+    request = TraceRequest(function=policy.traced_function(rest[0], os.getcwd()), keep=a.keep, callees=a.callees)
+    return "trace", plain(await s.add_trace(sid, request))
+
+
+async def cmd_traces(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
+    return "traces", plain(await s.traces(await policy.session_or_latest(s, a.id)))
+
+
+async def cmd_calls(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
+    given, rest = split_id(a.words, 0)
+    sid = await policy.session_or_latest(s, given)
+    found = await s.traced_calls(
+        sid,
+        function=rest[0] if rest else None,
+        outcome=a.outcome,
+        match=a.match,
+        offset=a.offset,
+        limit=a.limit,
+    )
+    return "calls", plain(found)
+
+
+async def cmd_call(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
+    given, rest = split_id(a.words, 1)
+    return "call", plain(await s.traced_call(await policy.session_or_latest(s, given), rest[0]))

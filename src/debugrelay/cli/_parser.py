@@ -17,6 +17,8 @@ from ._commands import (
     cmd_autopsy,
     cmd_break,
     cmd_breakpoints,
+    cmd_call,
+    cmd_calls,
     cmd_capture,
     cmd_captures,
     cmd_catch,
@@ -38,6 +40,8 @@ from ._commands import (
     cmd_step,
     cmd_terminate,
     cmd_threads,
+    cmd_trace,
+    cmd_traces,
     cmd_unbreak,
     cmd_vars,
     cmd_wait,
@@ -81,6 +85,7 @@ def _client_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     _control_commands(add)
     _inspection_commands(add)
     _evidence_commands(add)
+    _trace_commands(add)
 
 
 def _session_commands(add: Adder) -> None:
@@ -278,6 +283,34 @@ def _evidence_commands(add: Adder) -> None:
     p.add_argument(
         "--grep", default=None, metavar="REGEX", help="lines matching an RE2 regex (no backreferences or lookarounds)"
     )
+
+
+def _trace_commands(add: Adder) -> None:
+    p = add(
+        "trace",
+        cmd_trace,
+        "trace a function: every call's arguments, each line's changes, its result: [ID] FILE:FUNC "
+        "(Class.method, outer.inner, or package.module:func); before a launch or while it runs",
+        with_id=False,
+    )
+    p.add_argument("words", nargs="+", metavar="[ID] FILE:FUNC")
+    p.add_argument("--keep", type=int, default=1000, help="calls kept, the newest (1000)")
+    p.add_argument("--callees", action="store_true", help="record its direct callees in your code as calls too")
+    p.add_argument("--remove", action="store_true", help="stop tracing: [ID] TRACE_ID")
+    add("traces", cmd_traces, "the session's traced functions")
+    p = add("calls", cmd_calls, "calls of traced functions, oldest first: [ID] [FUNC]", with_id=False)
+    p.add_argument("words", nargs="*", metavar="[ID] [FUNC]")
+    p.add_argument("--outcome", choices=["returned", "raised", "running"], default=None)
+    p.add_argument("--match", default=None, metavar="TEXT", help="a text in an argument's or the result's repr")
+    p.add_argument("--offset", type=int, default=0)
+    p.add_argument("--limit", type=int, default=20)
+    p = add(
+        "call",
+        cmd_call,
+        "one call's whole run: each line with what it changed, loops folded: [ID] CALL_ID",
+        with_id=False,
+    )
+    p.add_argument("words", nargs="+", metavar="[ID] CALL_ID")
 
 
 def build_parser() -> argparse.ArgumentParser:

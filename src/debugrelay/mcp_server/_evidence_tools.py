@@ -3,13 +3,13 @@ analysis; and the prompt that carries the seed's hypothesis -> test -> evaluate 
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver.prompts.base import Prompt
 from pydantic import Field
 
 from debugrelay.errors import InvalidRequest
-from debugrelay.models import CaptureRequest, SnapshotBounds
+from debugrelay.models import CaptureRequest, SnapshotBounds, TraceRequest
 from debugrelay.service import policy
 
 from ._stops import plain
@@ -103,6 +103,43 @@ class EvidenceTools(ToolGroup):
             expires_in_seconds=expires_in_seconds,
         )
         return {"session_id": sid, **plain(await self.backend.add_capture(sid, request))}
+
+    @tool(marks_unpersisted=False)
+    async def debug_trace(
+        self,
+        *,
+        function: Annotated[str | None, Field(description="Trace 'file.py:Class.method' or 'pkg.mod:func'.")] = None,
+        keep: Annotated[int, Field(description="Calls kept.", ge=1, le=100_000)] = 1000,
+        callees: Annotated[bool, Field(description="Its direct callees too.")] = False,
+        calls: Annotated[str | None, Field(description="List this function's calls ('*': all).")] = None,
+        outcome: Annotated[Literal["returned", "raised", "running"] | None, Field(description="Only these.")] = None,
+        match: Annotated[str | None, Field(description="Text in an arg or result.")] = None,
+        offset: Annotated[int, Field(description="First call listed.", ge=0)] = 0,
+        limit: Annotated[int, Field(description="Calls listed.", ge=1, le=1000)] = 20,
+        call_id: Annotated[str | None, Field(description="Read this call's run.")] = None,
+        remove: Annotated[str | None, Field(description="A trace_id to stop.")] = None,
+        session_id: SessionId = None,
+    ) -> dict[str, Any]:
+        """Every call of a function (args, result or raise), and one call's run line by line with what each line
+        changed. Beats stepping when a value goes wrong across many calls or loops: trace, launch, find the bad
+        call (calls + match/outcome), read it (call_id)."""
+        if function is not None:
+            sid = await self._sid_or_new(session_id)  # before a launch too, as a breakpoint is set
+            named = policy.traced_function(function, await policy.session_folder(self.backend, sid))
+            request = TraceRequest(function=named, keep=keep, callees=callees)
+            return {"session_id": sid, **plain(await self.backend.add_trace(sid, request))}
+        sid = await self._sid(session_id)
+        if remove is not None:
+            return plain(await self.backend.remove_trace(sid, remove))
+        if call_id is not None:
+            return plain(await self.backend.traced_call(sid, call_id))
+        if calls is not None or outcome is not None or match is not None:
+            name = None if calls in (None, "*", "") else calls
+            found = await self.backend.traced_calls(
+                sid, function=name, outcome=outcome, match=match, offset=offset, limit=limit
+            )
+            return plain(found)
+        return plain(await self.backend.traces(sid))
 
     @tool(read_only=True, core=False)
     async def debug_evidence(

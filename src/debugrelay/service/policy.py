@@ -34,6 +34,14 @@ def absolute(path: str, cwd: str | None = None) -> str:
     return os.path.abspath(os.path.join(os.path.abspath(cwd) if cwd else os.getcwd(), path))
 
 
+def traced_function(function: str, cwd: str | None = None) -> str:
+    """A trace's ``file:name`` with its file made absolute against ``cwd``; a module's or a bare name as given."""
+    where, colon, name = function.rpartition(":")
+    if colon and (where.endswith(".py") or "/" in where) and not os.path.isabs(where):
+        return f"{absolute(where, cwd)}:{name}"
+    return function
+
+
 def launch_folder(script: str | None, cwd: str | None) -> str | None:
     """Where a launch's relative paths start: its ``cwd``, else the script's folder (where the program
     runs when no cwd is given); None for neither (a module run from here)."""
