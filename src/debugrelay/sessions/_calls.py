@@ -133,12 +133,21 @@ class CallBook:
         self._later()
 
     def ended(self) -> None:
-        """The program ended: a call still marked running never finished (the process was killed)."""
+        """The program ended: a call still marked running either finished and went out of the kept calls (a
+        later call of its process is kept: it is forgotten) or never returned (its process ended in it)."""
         for book in self.calls.values():
+            newest: dict[Any, int] = {}
             for call in book.values():
-                if call.get("running"):
+                if not call.get("running"):
+                    newest[call.get("pid")] = max(newest.get(call.get("pid"), 0), int(call.get("seq") or 0))
+            for call_id, call in list(book.items()):
+                if not call.get("running"):
+                    continue
+                if int(call.get("seq") or 0) < newest.get(call.get("pid"), 0):
+                    del book[call_id]
+                else:
                     call["running"] = False
-                    call.setdefault("raised", "the process ended during the call")
+                    call["raised"] = "did not return: the process ended during the call"
         self._later()
 
     # -- what an agent reads ---------------------------------------------------------------------

@@ -1,0 +1,205 @@
+"""Function traces on real programs through the HTTP API: every call of a traced function, found by one filtered
+list, and one call's whole run read in one request (issue: frame lifetime traces)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import Sessions, error_of, line_of, ok, output_text, target
+
+pytestmark = pytest.mark.integration
+
+ORDERS = target("tr_orders.py")
+MANY = target("tr_many.py")
+WRONG = line_of(ORDERS, "tr-wrong")
+PARSE = line_of(ORDERS, "tr-parse")
+
+
+def trace(api: httpx.Client, sid: str, function: str, **options: Any) -> dict[str, Any]:
+    found: dict[str, Any] = ok(api.post(f"/sessions/{sid}/traces", json={"function": function, **options}), 201)
+    return found
+
+
+def calls(api: httpx.Client, sid: str, **params: Any) -> dict[str, Any]:
+    found: dict[str, Any] = ok(api.get(f"/sessions/{sid}/traces/calls", params=params))
+    return found
+
+
+def one(api: httpx.Client, sid: str, call_id: str) -> dict[str, Any]:
+    found: dict[str, Any] = ok(api.get(f"/sessions/{sid}/traces/calls/{call_id}"))
+    return found
+
+
+def ran(api: httpx.Client, sessions: Sessions, functions: list[str], **options: Any) -> str:
+    """A session of tr_orders.py with ``functions`` traced before the launch, run to its end."""
+    sid = sessions.create()
+    for name in functions:
+        trace(api, sid, f"{ORDERS}:{name}", **options)
+    sessions.launch(sid, ORDERS)
+    assert sessions.wait(sid, 60)["status"] == "terminated"
+    return sid
+
+
+def test_the_one_wrong_call_of_ten_thousand_is_found_by_one_list_and_read_by_one_call(
+    api: httpx.Client, sessions: Sessions
+) -> None:
+    sid = ran(api, sessions, ["price"], keep=10_000)
+    assert "order 7777 priced 233309" in output_text(api, sid)  # what the agent saw go wrong
+    found = calls(api, sid, function="price", match="233309")
+    assert (found["total"], found.get("has_more", False)) == (1, False)
+    call = found["calls"][0]
+    assert call["args"] == {"qty": "7777", "unit": "3"} and call["returned"] == "233309"
+    assert WRONG in call["lines"]
+    run = api.get(f"/sessions/{sid}/traces/calls/{call['call_id']}")
+    assert len(run.content) < 2048  # a 10-line function's call reads in well under 2 KB
+    events = run.json()["events"]
+    assert {"line": WRONG, "changed": {"total": "233310"}} in events  # the line where its local went wrong
+    assert events[0] == {"line": WRONG - 2, "changed": {"total": "23331"}}
+    assert [e["line"] for e in events] == sorted(e["line"] for e in events)  # in order, no line twice
+    listed = ok(api.get(f"/sessions/{sid}/traces"))["traces"]
+    assert [(t["qualname"], t["found"], t["calls"], t["total"]) for t in listed] == [("price", True, 10_000, 10_000)]
+
+
+def test_tracing_changes_nothing_the_program_prints(api: httpx.Client, sessions: Sessions) -> None:
+    plain = sessions.create()
+    sessions.launch(plain, ORDERS)
+    assert sessions.wait(plain, 60)["status"] == "terminated"
+    traced = ran(api, sessions, ["price", "parse", "fact", "countdown", "fetch", "work"])
+    assert output_text(api, traced) == output_text(api, plain)
+
+
+def test_a_call_that_raises_says_what_and_where(api: httpx.Client, sessions: Sessions) -> None:
+    sid = ran(api, sessions, ["parse"])
+    raised = calls(api, sid, outcome="raised")
+    assert raised["total"] == 1
+    call = raised["calls"][0]
+    assert call["args"] == {"text": "'x2'"} and "returned" not in call
+    assert call["raised"] == "ValueError: invalid literal for int() with base 10: 'x2'"
+    assert call["raised_line"] == PARSE
+    assert calls(api, sid, outcome="returned")["total"] == 2
+
+
+def test_recursion_links_each_call_to_its_parent(api: httpx.Client, sessions: Sessions) -> None:
+    sid = ran(api, sessions, ["fact"])
+    found = calls(api, sid, function="fact")["calls"]
+    assert [(c["args"]["n"], c["returned"]) for c in found] == [("4", "24"), ("3", "6"), ("2", "2"), ("1", "1")]
+    assert [c.get("parent") for c in found] == [None, found[0]["call_id"], found[1]["call_id"], found[2]["call_id"]]
+    assert one(api, sid, found[0]["call_id"])["callees"] == [found[1]["call_id"]]
+
+
+def test_a_method_a_nested_function_a_generator_and_a_coroutine_are_each_one_call(
+    api: httpx.Client, sessions: Sessions
+) -> None:
+    sid = ran(api, sessions, ["Cart.total", "outer.inner", "countdown", "fetch"])
+    method = calls(api, sid, function="Cart.total")["calls"]
+    assert [(c["args"]["rate"], c["returned"]) for c in method] == [("2", "12")]
+    nested = calls(api, sid, function="inner")["calls"]
+    assert [(c["function"], c["args"], c["returned"]) for c in nested] == [("outer.<locals>.inner", {"y": "2"}, "3")]
+    generator = calls(api, sid, function="countdown")["calls"]
+    assert [(c["args"], c["returned"]) for c in generator] == [({"n": "3"}, "None")]  # three yields, one call
+    coroutine = calls(api, sid, function="fetch")["calls"]
+    assert [(c["args"], c["returned"]) for c in coroutine] == [({"key": "21"}, "42")]  # two awaits, one call
+
+
+def test_calls_from_two_threads_name_their_thread(api: httpx.Client, sessions: Sessions) -> None:
+    sid = ran(api, sessions, ["work"])
+    found = calls(api, sid, function="work")["calls"]
+    assert sorted((c["thread"], c["args"]["name"], c["returned"]) for c in found) == [
+        ("left", "'left'", "5"),
+        ("right", "'right'", "5"),
+    ]
+    assert all(c.get("parent") is None for c in found)
+
+
+def test_a_trace_set_before_launch_is_kept_across_a_relaunch(api: httpx.Client, sessions: Sessions) -> None:
+    sid = ran(api, sessions, ["fact"])
+    first = {c["call_id"] for c in calls(api, sid)["calls"]}
+    sessions.launch(sid, ORDERS)
+    assert sessions.wait(sid, 60)["status"] == "terminated"
+    again = calls(api, sid)
+    assert again["total"] == 4  # this run's calls, not the last run's too
+    assert not first & {c["call_id"] for c in again["calls"]} or len(first) == 4
+    assert [t["qualname"] for t in ok(api.get(f"/sessions/{sid}/traces"))["traces"]] == ["fact"]
+
+
+def test_a_million_calls_keep_the_newest_thousand_and_say_how_many_were_dropped(
+    api: httpx.Client, sessions: Sessions
+) -> None:
+    sid = sessions.create()
+    trace(api, sid, f"{MANY}:step")
+    sessions.launch(sid, MANY)
+    assert sessions.wait(sid, 120)["status"] == "terminated"
+    listed = ok(api.get(f"/sessions/{sid}/traces"))["traces"][0]
+    assert (listed["calls"], listed["total"], listed["dropped"]) == (1000, 1_000_000, 999_000)
+    page = calls(api, sid, limit=1)
+    assert (page["total"], page["dropped"], page["has_more"]) == (1000, 999_000, True)
+    assert page["calls"][0]["args"] == {"i": "999000"}  # the newest thousand
+
+
+def test_a_secret_passed_as_an_argument_is_redacted(api: httpx.Client, sessions: Sessions) -> None:
+    sid = ran(api, sessions, ["login"])
+    call = calls(api, sid)["calls"][0]
+    assert "hunter2-s3cret" not in json.dumps(call) and "hunter2-s3cret" not in json.dumps(
+        one(api, sid, call["call_id"])
+    )
+    assert call["args"]["user"] == "'ada'" and call["args"]["password"].startswith("'[SECRET_")
+
+
+def test_an_unknown_function_is_refused_with_the_nearest_names(api: httpx.Client, sessions: Sessions) -> None:
+    sid = sessions.create()
+    err = error_of(api.post(f"/sessions/{sid}/traces", json={"function": f"{ORDERS}:prcie"}), 404, "function_not_found")
+    assert "price" in err["details"]["nearest"]
+    err = error_of(api.post(f"/sessions/{sid}/traces", json={"function": f"{ORDERS}:Cart.totl"}), 404)
+    assert "Cart.total" in err["details"]["nearest"]
+    missing = ORDERS.replace("tr_orders", "tr_nothing")
+    error_of(api.post(f"/sessions/{sid}/traces", json={"function": f"{missing}:price"}), 400, "file_not_found")
+    error_of(api.post(f"/sessions/{sid}/traces", json={"function": "/etc/passwd:root"}), 403, "refused")
+    assert ok(api.get(f"/sessions/{sid}/traces"))["traces"] == []  # nothing changed
+
+
+def test_a_paused_program_shows_the_running_call_so_far_and_a_trace_added_while_paused(
+    api: httpx.Client, sessions: Sessions
+) -> None:
+    sid = sessions.create()
+    trace(api, sid, f"{ORDERS}:price", keep=10_000)
+    sessions.bp(sid, ORDERS, WRONG)
+    sessions.launch(sid, ORDERS)
+    assert sessions.wait(sid, 60)["status"] == "paused"
+    running = calls(api, sid, outcome="running")["calls"]
+    assert [(c["args"]["qty"], c["running"]) for c in running] == [("7777", True)]
+    so_far = one(api, sid, running[0]["call_id"])
+    assert so_far["events"][-1]["line"] == WRONG - 1 and "returned" not in so_far
+    added = trace(api, sid, f"{ORDERS}:fact")
+    assert added["found"] is True
+    ok(api.delete(f"/sessions/{sid}/breakpoints"))
+    assert ok(api.post(f"/sessions/{sid}/continue", json={"wait": 60}))["status"] == "terminated"
+    assert [c["returned"] for c in calls(api, sid, function="fact")["calls"]] == ["24", "6", "2", "1"]
+    finished = one(api, sid, running[0]["call_id"])
+    assert finished["returned"] == "233309" and not finished.get("running")
+
+
+def test_the_call_that_raised_is_read_at_the_exception_stop(api: httpx.Client, sessions: Sessions) -> None:
+    sid = sessions.create()
+    trace(api, sid, f"{ORDERS}:parse")
+    ok(
+        api.post(
+            f"/sessions/{sid}/exception-breakpoints", json={"filters": ["raised"], "exception_types": ["ValueError"]}
+        )
+    )
+    sessions.launch(sid, ORDERS)
+    stop = sessions.wait(sid, 60)
+    assert stop["status"] == "paused" and stop["location"]["line"] == PARSE
+    running = calls(api, sid, outcome="running")["calls"]
+    assert [(c["function"], c["args"]) for c in running] == [("parse", {"text": "'x2'"})]
+
+
+def test_removing_a_trace_removes_its_calls(api: httpx.Client, sessions: Sessions) -> None:
+    sid = ran(api, sessions, ["fact", "parse"])
+    removed = ok(api.delete(f"/sessions/{sid}/traces/t1"))
+    assert (removed["qualname"], removed["total"]) == ("fact", 4)
+    assert {c["function"] for c in calls(api, sid)["calls"]} == {"parse"}
+    error_of(api.delete(f"/sessions/{sid}/traces/t1"), 404)
