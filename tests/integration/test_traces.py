@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from tests.conftest import Sessions, error_of, line_of, ok, output_text, target
+from tests.redis_server import Cluster
 
 pytestmark = pytest.mark.integration
 
@@ -203,3 +204,28 @@ def test_removing_a_trace_removes_its_calls(api: httpx.Client, sessions: Session
     assert (removed["qualname"], removed["total"]) == ("fact", 4)
     assert {c["function"] for c in calls(api, sid)["calls"]} == {"parse"}
     error_of(api.delete(f"/sessions/{sid}/traces/t1"), 404)
+
+
+def test_calls_recorded_so_far_outlive_a_relay_restarted_with_redis(cluster: Cluster) -> None:
+    first = cluster.relay()
+    api = first.http
+    ended = ok(api.post("/sessions", json={}), 201)["session_id"]
+    trace(api, ended, f"{ORDERS}:fact")
+    ok(api.post(f"/sessions/{ended}/launch", json={"script": ORDERS}))
+    assert ok(api.post(f"/sessions/{ended}/wait", json={"timeout": 60}, timeout=90))["status"] == "terminated"
+    paused = ok(api.post("/sessions", json={}), 201)["session_id"]
+    trace(api, paused, f"{ORDERS}:price", keep=10_000)
+    ok(api.post(f"/sessions/{paused}/breakpoints", json={"source": {"path": ORDERS}, "line": WRONG}))
+    ok(api.post(f"/sessions/{paused}/launch", json={"script": ORDERS}))
+    assert ok(api.post(f"/sessions/{paused}/wait", json={"timeout": 60}, timeout=90))["status"] == "paused"
+    before = calls(api, paused, limit=1000)
+    assert before["total"] == 7777  # 7,776 returned, the 7,777th running
+
+    first.proc.kill()  # kill -9: nothing of the relay runs its shutdown
+    first.proc.wait(10)
+    second = cluster.relay()
+    after = calls(second.http, paused, limit=1000)
+    assert after["total"] == 7777 and after["calls"] == before["calls"]
+    assert [c["returned"] for c in calls(second.http, ended)["calls"]] == ["24", "6", "2", "1"]  # from the store
+    ok(second.http.delete(f"/sessions/{paused}"))
+    ok(second.http.delete(f"/sessions/{ended}"))

@@ -1356,8 +1356,7 @@ def _datagrams(batch):
     def flush():
         if parts:
             body = ", ".join(
-                "%s: {\"total\": %d, \"dropped\": %d, \"calls\": [%s]}"
-                % (json.dumps(tid), total, dropped, ", ".join(texts))
+                '%s: {"total": %d, "dropped": %d, "calls": [%s]}' % (json.dumps(tid), total, dropped, ", ".join(texts))
                 for tid, (total, dropped, texts) in parts.items()
             )
             out.append(b"T" + ('{"pid": %d, "traces": {%s}}' % (pid, body)).encode())

@@ -101,7 +101,7 @@ class TraceOps(ServiceCore):
                 record.traces.append(trace)
             else:
                 record.traces[record.traces.index(same)] = trace
-            session.calls.follow((t.id, t.keep) for t in record.traces)
+            session.calls.follow()
             message = "Traced from the program's start (and at each relaunch): launch it."
             if session.status in LIVE:
                 message = await self._apply(session, trace)
@@ -138,7 +138,7 @@ class TraceOps(ServiceCore):
                     await traces.call(session, "remove", trace_id)
                 except CollectFailed as exc:
                     answer.message = f"Removed here; the running program could not be told ({exc.message})."
-            session.calls.follow((t.id, t.keep) for t in session.record.traces)
+            session.calls.follow()
             await session.save()
         return answer
 

@@ -18,7 +18,7 @@ from typing import Any
 import msgspec
 
 from debugrelay.errors import StoreUnavailable
-from debugrelay.models import LaunchRequest, TraceRecord
+from debugrelay.models import LaunchRequest, SessionRecord, TraceRecord
 from debugrelay.store import StateStore
 
 log = logging.getLogger(__name__)
@@ -69,12 +69,12 @@ def outcome(record: dict[str, Any]) -> str:
 class CallBook:
     """One session's traced calls: ``trace_id`` -> ``call_id`` -> the call as the target reported it."""
 
-    def __init__(self, session_id: str, store: StateStore) -> None:
-        self.session_id = session_id
+    def __init__(self, record: SessionRecord, store: StateStore) -> None:
+        self.record = record  # its traces say what to keep
+        self.session_id = record.id
         self.store = store
         self.calls: dict[str, dict[str, dict[str, Any]]] = {}
         self.totals: dict[str, dict[str, int]] = {}  # trace_id -> pid -> calls made there
-        self.keep: dict[str, int] = {}
         self.found: set[str] = set()  # traces whose function the running program has loaded
         self.loaded = False
         self._save: asyncio.TimerHandle | None = None
@@ -88,7 +88,7 @@ class CallBook:
         pid = str(batch.get("pid") or "")
         taken = 0
         for trace_id, report in batch["traces"].items():
-            if not isinstance(report, dict) or (self.keep and trace_id not in self.keep):
+            if not isinstance(report, dict) or trace_id not in self._keeps():
                 continue  # a trace removed meanwhile
             book = self.calls.setdefault(trace_id, {})
             if report.get("calls") or report.get("found"):
@@ -108,17 +108,22 @@ class CallBook:
 
     def _bound(self, trace_id: str) -> None:
         book = self.calls.get(trace_id, {})
-        over = len(book) - self.keep.get(trace_id, DEFAULT_KEEP)
+        over = len(book) - self._keeps().get(trace_id, DEFAULT_KEEP)
         if over <= 0:
             return
         for call_id in [k for k, c in book.items() if not c.get("running")][:over]:
             del book[call_id]
 
-    def follow(self, traces: Iterable[tuple[str, int]]) -> None:
-        """The traces the session has (id, keep): calls of any other are forgotten."""
-        self.keep = dict(traces)
-        for trace_id in [t for t in self.calls if t not in self.keep]:
+    def _keeps(self) -> dict[str, int]:
+        return {t.id: t.keep for t in self.record.traces}
+
+    def follow(self) -> None:
+        """The session's traces changed: calls of a trace it no longer has are forgotten, the rest bounded anew."""
+        keeps = self._keeps()
+        for trace_id in [t for t in self.calls if t not in keeps]:
             self.forget(trace_id)
+        for trace_id in keeps:
+            self._bound(trace_id)
 
     def forget(self, trace_id: str) -> None:
         self.calls.pop(trace_id, None)

@@ -103,7 +103,7 @@ class Session:
         self.processes = Processes(record)
         self.ports = PublishedPorts()  # a container target's service ports, forwarded from this machine
         self.http = HttpCalls()  # requests the relay sent to the program (a service) for the agent
-        self.calls = CallBook(record.id, store)  # the calls of the session's traced functions
+        self.calls = CallBook(record, store)  # the calls of the session's traced functions
         # told of each DAP event first; one answering True takes it (a brief pause, a capture point's row)
         self.event_filters: list[Callable[[str, Any], bool]] = []
 
