@@ -229,3 +229,15 @@ def test_calls_recorded_so_far_outlive_a_relay_restarted_with_redis(cluster: Clu
     assert [c["returned"] for c in calls(second.http, ended)["calls"]] == ["24", "6", "2", "1"]  # from the store
     ok(second.http.delete(f"/sessions/{paused}"))
     ok(second.http.delete(f"/sessions/{ended}"))
+
+
+def test_a_trace_added_to_a_program_launched_without_one_records_calls_of_threads_started_later(
+    api: httpx.Client, sessions: Sessions
+) -> None:
+    sid, _ = sessions.start_at(ORDERS, "tr-parse")
+    added = trace(api, sid, f"{ORDERS}:work")
+    assert added["found"] is True and added["message"] == "Traced from its next call."
+    ok(api.delete(f"/sessions/{sid}/breakpoints"))
+    assert ok(api.post(f"/sessions/{sid}/continue", json={"wait": 60}))["status"] == "terminated"
+    found = calls(api, sid, function="work")["calls"]
+    assert sorted(c["thread"] for c in found) == ["left", "right"]

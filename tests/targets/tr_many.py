@@ -9,7 +9,7 @@ def step(i):
 
 def main(n):
     total = 0
-    for i in range(n):
+    for _ in range(n):
         total = step(total)
     print("calls", total)
 

@@ -147,10 +147,7 @@ def _immutable(value):
     if t is tuple or t is frozenset:
         if len(value) > 8:
             return False
-        for item in value:
-            if type(item) not in _SCALARS:
-                return False
-        return True
+        return all(type(item) in _SCALARS for item in value)
     return False
 
 
@@ -204,11 +201,8 @@ def _user_file(raw):
         else:
             path = _norm(raw)
             base = os.path.basename(path)
-            if base.startswith("_debugrelay_") or base == "sitecustomize.py":
-                got = False
-            elif "site-packages" in path or "dist-packages" in path:
-                got = False
-            elif "pydevd" in path or "debugpy" in path:
+            own = base.startswith("_debugrelay_") or base == "sitecustomize.py"
+            if own or any(part in path for part in ("site-packages", "dist-packages", "pydevd", "debugpy")):
                 got = False
             else:
                 for d in _std_dirs():
@@ -418,7 +412,7 @@ def _starts(item, h):
     return t is _Loop and item.h == h
 
 
-def _fold_at(items, s, h, final):
+def _fold_at(items, s, h, final):  # noqa: PLR0915
     """Fold the iterations of the loop headed at h from items[s]; answers (items, next index) or None."""
     n = len(items)
     segs = []  # [start, stop) index ranges, each starting at an item that starts at h
@@ -616,9 +610,9 @@ class _Call(object):
                         continue
                 new[name] = (value, None)
                 text = _brepr(value)
-                if prev is not None and prev[1] is None and type(prev[0]) is type(value):
-                    if _brepr(prev[0]) == text:
-                        continue
+                same_type = prev is not None and prev[1] is None and type(prev[0]) is type(value)
+                if same_type and _brepr(prev[0]) == text:
+                    continue
             else:
                 text = _brepr(value)
                 new[name] = (None, text)
@@ -692,7 +686,7 @@ class _Call(object):
         if self.record_ is not None:
             return self.record_
         items = list(self.items)
-        lines = sorted(list(self.lines))
+        lines = sorted(self.lines)
         rec = {
             "call_id": self.call_id(),
             "trace_id": self.trace.id,
@@ -796,7 +790,7 @@ def _safe_str(exc):
     return _cut(text, VALUE_CHARS)
 
 
-# ---------------------------------------------------------------------------------------------- Python <= 3.11: settrace chaining
+# ------------------------------------------------------------------------- Python <= 3.11: settrace chaining
 
 _real = {}
 _thread_wanted = [None]
@@ -944,13 +938,26 @@ def _activate_settrace():
     """Traces exist: this thread and threads started from now on run our dispatcher."""
     if "settrace" not in _real:
         return
+    _no_native_tracer()
     current = _real["gettrace"]()
     if getattr(current, "_debugrelay_inner", False) is False:
         _real["settrace"](_make_dispatch(current))
     _real["threading_settrace"](_thread_boot)
 
 
-# ---------------------------------------------------------------------------------------------- Python 3.12+: sys.monitoring
+def _no_native_tracer():
+    """A debugger started before any trace set its tracer through its native helper, past ``sys.settrace``: from
+    now on it goes through ``sys.settrace`` (ours), so threads it traces later run our dispatcher too."""
+    tracing = sys.modules.get("pydevd_tracing")
+    loader = getattr(tracing, "_load_python_helper_lib", None)
+    if loader is not None:
+        try:
+            loader.__lib__ = None
+        except Exception:
+            pass
+
+
+# ------------------------------------------------------------------------- Python 3.12+: sys.monitoring
 
 _mon = {"tool": None, "codes": {}, "callee_codes": {}, "global": 0}
 
@@ -1236,7 +1243,7 @@ def _drop(trace_id):
     else:
         _by_file.pop(trace.file, None)
     if _MONITORING is not None:
-        for key, (code, owner) in list(_mon["codes"].items()):
+        for code, owner in list(_mon["codes"].values()):
             if owner is trace:
                 _m_unwatch(code)
         _m_global()
@@ -1380,10 +1387,7 @@ def _datagrams(batch):
 
 def _push(wait):
     """Send the completed calls not pushed before (silently dropped if the keeper cannot take them)."""
-    if wait:
-        got = _push_lock.acquire(True, 2.0)
-    else:
-        got = _push_lock.acquire(False)
+    got = _push_lock.acquire(True, 2.0) if wait else _push_lock.acquire(False)
     if not got:
         return
     try:
@@ -1468,6 +1472,11 @@ def install():
             return json.dumps({"installed": True})
         _state["installed"] = True
         if _MONITORING is None:
+            # pydevd sets its tracer through a native helper when it can, past sys.settrace: asked
+            # not to, it calls the sys.settrace it found at its import, ours (only when traces are
+            # given at start: the native helper is debugpy's faster path)
+            if os.environ.get(TRACES_ENV):
+                os.environ.setdefault("PYDEVD_LOAD_NATIVE_LIB", "0")
             _install_settrace()
         atexit.register(_at_exit)
         _wrap_exit()

@@ -6,7 +6,7 @@ Then runs any other ``sitecustomize`` further down the path, so a target's own o
 Prints the program's own tracebacks and pauses at a RecursionError that overflowed the debugger's
 tracer (``_debugrelay_uncaught``); values keep no marks that read as Python (``_debugrelay_repr``);
 each variable carries what the relay would otherwise ask a second time (``_debugrelay_vars``).
-Records the calls of traced functions (``_debugrelay_trace``, before debugpy hooks in).
+Calls of the functions the relay traces are recorded (``_debugrelay_trace``).
 In a test run (``DEBUGRELAY_TEST_STOPS``), hooks pytest and
 unittest so a failing test pauses.
 """
@@ -83,6 +83,13 @@ def _chain():
 _chain()
 
 try:
+    import _debugrelay_trace
+
+    _debugrelay_trace.install()  # before debugpy is imported: its tracer then runs inside ours (<= 3.11)
+except Exception as _exc:  # a hook never keeps the program from running
+    print(f"debugrelay: frame traces not installed: {_exc!r}", file=_sys.stderr)
+
+try:
     import _debugrelay_children
 
     _debugrelay_children.install()
@@ -99,13 +106,6 @@ try:
     _debugrelay_vars.install()
 except Exception as _exc:  # a hook never keeps the program from running
     print(f"debugrelay: uncaught-exception hook not installed: {_exc!r}", file=_sys.stderr)
-
-try:
-    import _debugrelay_trace
-
-    _debugrelay_trace.install()
-except Exception as _exc:  # a hook never keeps the program from running
-    print(f"debugrelay: function traces not installed: {_exc!r}", file=_sys.stderr)
 
 try:
     import _debugrelay_bp

@@ -25,7 +25,6 @@ log = logging.getLogger(__name__)
 SAVE_AFTER = 1.0  # s: reports arriving together are written to the store once
 DEFAULT_KEEP = 1000
 ENV = "DEBUGRELAY_TRACES"  # the traces a launched program starts with (its boot module reads them)
-NATIVE_TRACER_ENV = "PYDEVD_LOAD_NATIVE_LIB"
 
 
 def spec_of(trace: TraceRecord) -> dict[str, Any]:
@@ -43,10 +42,7 @@ def for_target(spec: LaunchRequest, traces: list[TraceRecord]) -> LaunchRequest:
     """The spec the launcher starts: the session's traces in the program's environment."""
     if not traces:
         return spec
-    # Python 3.11 and older: debugpy sets its tracer through a native helper that skips ``sys.settrace``,
-    # where the tracer hooks in; without it, debugpy's goes through ``sys.settrace`` (3.12+: not used)
-    env = {NATIVE_TRACER_ENV: "0", **spec.env, ENV: json.dumps([spec_of(t) for t in traces])}
-    return msgspec.structs.replace(spec, env=env)
+    return msgspec.structs.replace(spec, env={**spec.env, ENV: json.dumps([spec_of(t) for t in traces])})
 
 
 class _Saved(msgspec.Struct, omit_defaults=True):

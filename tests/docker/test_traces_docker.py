@@ -1,0 +1,52 @@
+"""Function traces in a container target (Python 3.13: ``sys.monitoring``, a tool id of the tracer's own beside
+debugpy's): the wrong call found and read, a paused call read so far, one call across a generator's yields."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from tests.conftest import Sessions, line_of, ok, output_text, target
+
+ORDERS = target("tr_orders.py")
+WRONG = line_of(ORDERS, "tr-wrong")
+
+
+def test_the_wrong_call_is_found_and_read_in_a_container(
+    docker_client: Any, api: httpx.Client, sessions: Sessions
+) -> None:
+    sid = sessions.create()
+    for name in ("price", "countdown", "parse"):
+        ok(api.post(f"/sessions/{sid}/traces", json={"function": f"{ORDERS}:{name}", "keep": 10_000}), 201)
+    launched = sessions.launch(sid, ORDERS, launcher="docker")
+    assert launched["python"] == "3.13"
+    assert sessions.wait(sid, 90)["status"] == "terminated"
+    assert "order 7777 priced 233309" in output_text(api, sid)
+    found = ok(api.get(f"/sessions/{sid}/traces/calls", params={"function": "price", "match": "233309"}))
+    (call,) = found["calls"]
+    assert call["args"] == {"qty": "7777", "unit": "3"}
+    events = ok(api.get(f"/sessions/{sid}/traces/calls/{call['call_id']}"))["events"]
+    assert {"line": WRONG, "changed": {"total": "233310"}} in events
+    (generator,) = ok(api.get(f"/sessions/{sid}/traces/calls", params={"function": "countdown"}))["calls"]
+    assert (generator["args"], generator["returned"]) == ({"n": "3"}, "None")
+    (raised,) = ok(api.get(f"/sessions/{sid}/traces/calls", params={"outcome": "raised"}))["calls"]
+    assert raised["raised"].startswith("ValueError:") and raised["args"] == {"text": "'x2'"}
+
+
+def test_a_paused_container_program_shows_its_running_call(
+    docker_client: Any, api: httpx.Client, sessions: Sessions
+) -> None:
+    sid = sessions.create()
+    ok(api.post(f"/sessions/{sid}/traces", json={"function": f"{ORDERS}:price"}), 201)
+    sessions.bp(sid, ORDERS, WRONG)
+    sessions.launch(sid, ORDERS, launcher="docker")
+    assert sessions.wait(sid, 90)["status"] == "paused"
+    (running,) = ok(api.get(f"/sessions/{sid}/traces/calls", params={"outcome": "running"}))["calls"]
+    assert running["args"]["qty"] == "7777"
+    added = ok(api.post(f"/sessions/{sid}/traces", json={"function": f"{ORDERS}:fact"}), 201)
+    assert added["found"] is True
+    ok(api.delete(f"/sessions/{sid}/breakpoints"))
+    assert ok(api.post(f"/sessions/{sid}/continue", json={"wait": 60}))["status"] == "terminated"
+    found = ok(api.get(f"/sessions/{sid}/traces/calls", params={"function": "fact"}))["calls"]
+    assert [c["returned"] for c in found] == ["24", "6", "2", "1"]
