@@ -4,12 +4,15 @@ list, and one call's whole run read in one request (issue: frame lifetime traces
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.conftest import Sessions, error_of, line_of, ok, output_text, target
+from tests.conftest import Relay, Sessions, error_of, line_of, ok, output_text, target
+from tests.integration.test_cli import Cli
+from tests.integration.test_mcp import http_agent, stdio_agent
 from tests.redis_server import Cluster
 
 pytestmark = pytest.mark.integration
@@ -18,6 +21,11 @@ ORDERS = target("tr_orders.py")
 MANY = target("tr_many.py")
 WRONG = line_of(ORDERS, "tr-wrong")
 PARSE = line_of(ORDERS, "tr-parse")
+
+
+@pytest.fixture
+def cli(relay: Relay) -> Cli:
+    return Cli(relay)
 
 
 def trace(api: httpx.Client, sid: str, function: str, **options: Any) -> dict[str, Any]:
@@ -241,3 +249,52 @@ def test_a_trace_added_to_a_program_launched_without_one_records_calls_of_thread
     assert ok(api.post(f"/sessions/{sid}/continue", json={"wait": 60}))["status"] == "terminated"
     found = calls(api, sid, function="work")["calls"]
     assert sorted(c["thread"] for c in found) == ["left", "right"]
+
+
+@pytest.mark.asyncio
+async def test_an_mcp_agent_finds_the_wrong_call_with_one_trace_one_launch_and_two_reads(tmp_path: Path) -> None:
+    async with stdio_agent(tmp_path) as agent:
+        traced = await agent.call("debug_trace", function=f"{ORDERS}:price", keep=10_000)
+        assert (traced["trace_id"], traced["qualname"]) == ("t1", "price")
+        ended = await agent.call("debug_launch", script=ORDERS)
+        assert ended["status"] == "terminated" and "priced 233309" in ended["output"]
+        found = await agent.call("debug_trace", calls="price", match="233309")
+        (call,) = found["calls"]
+        assert call["args"] == {"qty": "7777", "unit": "3"}
+        run = await agent.call("debug_trace", call_id=call["call_id"])
+        assert {"line": WRONG, "changed": {"total": "233310"}} in run["events"]
+        assert agent.calls == 4
+        listed = await agent.call("debug_trace")
+        assert [t["total"] for t in listed["traces"]] == [10_000]
+        err = await agent.error("debug_trace", function=f"{ORDERS}:prize")
+        assert err["code"] == "function_not_found" and "price" in err["details"]["nearest"]
+        removed = await agent.call("debug_trace", remove="t1")
+        assert removed["trace_id"] == "t1"
+
+
+@pytest.mark.asyncio
+async def test_the_relays_mcp_endpoint_traces_too(relay: Relay, sessions: Sessions) -> None:
+    async with http_agent(relay) as agent:
+        traced = await agent.call("debug_trace", function=f"{ORDERS}:fact")
+        sessions.created.append(traced["session_id"])
+        await agent.call("debug_launch", script=ORDERS, session_id=traced["session_id"])
+        found = await agent.call("debug_trace", calls="*", session_id=traced["session_id"])
+        assert [c["args"]["n"] for c in found["calls"]] == ["4", "3", "2", "1"]
+
+
+def test_the_cli_finds_the_wrong_call_with_trace_launch_calls_and_call(cli: Cli) -> None:
+    traced = cli("trace", f"{ORDERS}:price", "--keep", "10000")
+    sid = traced["session_id"]
+    ended = cli("launch", ORDERS)
+    assert (ended["session_id"], ended["status"]) == (sid, "terminated")
+    found = cli("calls", "price", "--match", "233309")
+    (call,) = found["calls"]
+    run = cli("call", call["call_id"])
+    assert {"line": WRONG, "changed": {"total": "233310"}} in run["events"]
+    assert cli("calls", sid, "--outcome", "raised")["total"] == 0
+    assert [t["qualname"] for t in cli("traces", sid)["traces"]] == ["price"]
+    pretty = cli.pretty("call", sid, call["call_id"])
+    assert "233310" in pretty
+    assert cli("trace", sid, "t1", "--remove")["trace_id"] == "t1"
+    assert cli.error("trace", f"{ORDERS}:prize")["code"] == "function_not_found"
+    cli("delete", sid)

@@ -236,11 +236,12 @@ async def cmd_evidence(s: RemoteService, a: argparse.Namespace) -> tuple[str, An
 
 async def cmd_trace(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
     given, rest = split_id(a.words, 1)
-    sid = await policy.session_or_latest(s, given)
     if a.remove:
-        return "trace", plain(await s.remove_trace(sid, rest[0]))
-    request = TraceRequest(function=policy.traced_function(rest[0], os.getcwd()), keep=a.keep, callees=a.callees)
-    return "trace", plain(await s.add_trace(sid, request))
+        return "trace", plain(await s.remove_trace(await policy.session_or_latest(s, given), rest[0]))
+    function = policy.traced_function(rest[0], os.getcwd())
+    sid = await policy.session_for_trace(s, given, function)
+    request = TraceRequest(function=function, keep=a.keep, callees=a.callees)
+    return "trace", {"session_id": sid, **plain(await s.add_trace(sid, request))}
 
 
 async def cmd_traces(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:

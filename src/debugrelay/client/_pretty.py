@@ -179,6 +179,61 @@ def autopsy(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _outcome(call: dict[str, Any]) -> str:
+    if call.get("running"):
+        return "(running)"
+    if call.get("raised") is not None:
+        line = f" at line {call['raised_line']}" if call.get("raised_line") else ""
+        return f"raised {call['raised']}{line}"
+    return f"-> {call.get('returned')}"
+
+
+def _args(call: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in (call.get("args") or {}).items())
+
+
+def calls(data: dict[str, Any]) -> str:
+    rows = [
+        [c.get("call_id"), f"{c.get('function')}({_args(c)})", _outcome(c), c.get("thread", "")]
+        for c in data.get("calls", [])
+    ]
+    out = table(["CALL", "CALL OF", "OUTCOME", "THREAD"], rows) if rows else data.get("message") or "no calls"
+    more = []
+    if data.get("has_more"):
+        more.append(f"{data.get('total')} match in all (page with --offset/--limit)")
+    if data.get("dropped"):
+        more.append(f"{data['dropped']} older calls not kept")
+    return out + "".join(f"\n... {m}" for m in more)
+
+
+def _changes(changed: dict[str, Any] | None) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in (changed or {}).items())
+
+
+def call(data: dict[str, Any]) -> str:
+    """One call's run: each line with what it changed, loops as their per-line counts and first/last values."""
+    lines = [f"{data.get('function')}({_args(data)})  {data.get('file')}:{data.get('line')}"]
+    for event in data.get("events", []):
+        if "loop" in event:
+            first, last = event["loop"]
+            lines.append(f"  loop {first}-{last}: {event.get('iterations')} iterations")
+            for item in event.get("lines", []):
+                ends = f"first {_changes(item.get('first'))}; last {_changes(item.get('last'))}"
+                lines.append(f"    {item.get('line'):>5} x{item.get('count')}  {ends}")
+            for other in event.get("other", []):
+                lines.append(f"    other path {other.get('lines')} at iterations {other.get('iterations')}")
+        elif "line" in event:
+            lines.append(f"  {event['line']:>5}  {_changes(event.get('changed'))}".rstrip())
+        else:
+            lines.append(f"  ... {event}")
+    lines.append(f"  {_outcome(data)}")
+    if data.get("callees"):
+        lines.append(f"  calls made: {', '.join(data['callees'])}")
+    if data.get("cut"):
+        lines.append(f"  cut: {data['cut']}")
+    return "\n".join(lines)
+
+
 def generic(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False)
 
@@ -195,6 +250,8 @@ RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
     "threads": threads,
     "processes": processes,
     "autopsy": autopsy,
+    "calls": calls,
+    "call": call,
 }
 
 

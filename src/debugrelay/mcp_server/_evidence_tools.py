@@ -124,8 +124,9 @@ class EvidenceTools(ToolGroup):
         changed. Beats stepping when a value goes wrong across many calls or loops: trace, launch, find the bad
         call (calls + match/outcome), read it (call_id)."""
         if function is not None:
-            sid = await self._sid_or_new(session_id)  # before a launch too, as a breakpoint is set
-            named = policy.traced_function(function, await policy.session_folder(self.backend, sid))
+            folder = await policy.session_folder(self.backend, session_id) if session_id else None
+            named = policy.traced_function(function, folder)
+            sid = await policy.session_for_trace(self.backend, session_id, named)  # before a launch too
             request = TraceRequest(function=named, keep=keep, callees=callees)
             return {"session_id": sid, **plain(await self.backend.add_trace(sid, request))}
         sid = await self._sid(session_id)

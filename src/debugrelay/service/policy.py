@@ -34,6 +34,22 @@ def absolute(path: str, cwd: str | None = None) -> str:
     return os.path.abspath(os.path.join(os.path.abspath(cwd) if cwd else os.getcwd(), path))
 
 
+async def session_for_trace(service: DebugService, given: str | None, function: str) -> str:
+    """Where a trace goes: the given session, else the newest one when it is not launched yet or runs the
+    traced file (a later launch of that file goes there too, see :func:`launch_target`), else a new one."""
+    if given:
+        return given
+    newest = await latest(service)
+    if newest is not None:
+        if newest.status == "created":
+            return newest.session_id
+        spec = (await service.session(newest.session_id)).launch or LaunchView()
+        where = function.rpartition(":")[0]
+        if spec.script and where and absolute(spec.script) == absolute(where):
+            return newest.session_id
+    return (await service.create_session()).session_id
+
+
 def traced_function(function: str, cwd: str | None = None) -> str:
     """A trace's ``file:name`` with its file made absolute against ``cwd``; a module's or a bare name as given."""
     where, colon, name = function.rpartition(":")
