@@ -204,6 +204,9 @@ def test_the_call_that_raised_is_read_at_the_exception_stop(api: httpx.Client, s
     assert stop["status"] == "paused" and stop["location"]["line"] == PARSE
     running = calls(api, sid, outcome="running")["calls"]
     assert [(c["function"], c["args"]) for c in running] == [("parse", {"text": "'x2'"})]
+    assert stop["traced_calls"] == [running[0]["call_id"]]  # the stop names the traced call it stopped in
+    so_far = one(api, sid, stop["traced_calls"][0])
+    assert (so_far["running"], so_far["args"], so_far["lines"]) == (True, {"text": "'x2'"}, [PARSE])
 
 
 def test_removing_a_trace_removes_its_calls(api: httpx.Client, sessions: Sessions) -> None:

@@ -125,6 +125,9 @@ class Status(Answer, kw_only=True):
     timed_out: bool = False
     message: str | None = None
     autopsy: Autopsy | None = None
+    # an exception stop in a session with traces: the traced calls it stopped in, newest first (each one's run
+    # so far is a read away: traces/calls/{call_id})
+    traced_calls: list[str] = msgspec.field(default_factory=list)
     stops_on: str | None = None  # in a launch answer: what will pause the program
     restarted: str | None = None  # in a launch answer: the session's program that was ended first
     ready: Literal["listening", "paused", "ended", "timeout"] | None = None  # a launch with ``ready``

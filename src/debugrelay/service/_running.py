@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 
-from debugrelay import inspection
+from debugrelay import inspection, traces
 from debugrelay.errors import InvalidRequest, NotFound, RelayError, ServiceUnreachable
 from debugrelay.models import (
     AttachSpec,
@@ -40,6 +40,7 @@ from ._core import (
     wait_seconds,
 )
 
+TRACED_AT_STOP = 5  # traced calls an exception stop names
 END_OUTPUT = 2000  # characters of the program's output an answer saying it ended carries (the tail)
 SLOW_TRACER = (
     "Python 3.11 and older: CPU-bound code runs 4-7x slower under the debugger (3.12+: about full "
@@ -175,6 +176,19 @@ class RunningOps(ServiceCore):
             for watch in await inspection.watch_values(session):
                 shown = f"error: {watch.error}" if watch.error else cut_text(watch.result or "", VALUE_MAX)
                 status.watches[watch.expression] = shown
+        return await self._traced_at_stop(session_id, status)
+
+    async def _traced_at_stop(self, session_id: str, status: Status) -> Status:
+        """An exception stop names the traced calls it stopped in (read from the paused program)."""
+        session = self._get(session_id)
+        if status.exception is None or not session.record.traces:
+            return status
+        await session.calls.load()
+        batch = await traces.paused_calls(session)
+        if batch is not None:
+            session.calls.take(batch)
+        running = session.calls.find([t.id for t in session.record.traces], outcome_is="running")
+        status.traced_calls = [str(c.get("call_id")) for c in reversed(running)][:TRACED_AT_STOP]
         return status
 
     async def pause(self, session_id: str) -> Status:
@@ -202,6 +216,8 @@ class RunningOps(ServiceCore):
     async def ended(self, session_id: str, status: Status) -> Status:
         """An answer that says the program ended carries what it printed that no answer carried yet (the
         last END_OUTPUT characters, marked when cut: the output pages have all of it), and the next step."""
+        if status.status == "paused":
+            return await self._traced_at_stop(session_id, status)
         if status.status != "terminated":
             return status
         try:
