@@ -139,7 +139,7 @@ def test_a_million_calls_keep_the_newest_thousand_and_say_how_many_were_dropped(
     api: httpx.Client, sessions: Sessions
 ) -> None:
     sid = sessions.create()
-    trace(api, sid, f"{MANY}:step")
+    trace(api, sid, f"{MANY}:advance")
     sessions.launch(sid, MANY)
     assert sessions.wait(sid, 120)["status"] == "terminated"
     listed = ok(api.get(f"/sessions/{sid}/traces"))["traces"][0]

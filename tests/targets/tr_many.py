@@ -3,14 +3,14 @@
 import sys
 
 
-def step(i):
+def advance(i):
     return i + 1
 
 
 def main(n):
     total = 0
     for _ in range(n):
-        total = step(total)
+        total = advance(total)
     print("calls", total)
 
 
