@@ -108,7 +108,7 @@ class EvidenceTools(ToolGroup):
     async def debug_trace(
         self,
         *,
-        function: Annotated[str | None, Field(description="Trace 'file.py:Class.method' or 'pkg.mod:func'.")] = None,
+        function: Annotated[str | None, Field(description="Trace 'file.py:Class.method'.")] = None,
         keep: Annotated[int, Field(description="Calls kept.", ge=1, le=100_000)] = 1000,
         callees: Annotated[bool, Field(description="Its direct callees too.")] = False,
         calls: Annotated[str | None, Field(description="List this function's calls ('*': all).")] = None,
@@ -120,9 +120,9 @@ class EvidenceTools(ToolGroup):
         remove: Annotated[str | None, Field(description="A trace_id to stop.")] = None,
         session_id: SessionId = None,
     ) -> dict[str, Any]:
-        """Every call of a function (args, result or raise), and one call's run line by line with what each line
-        changed. Beats stepping when a value goes wrong across many calls or loops: trace, launch, find the bad
-        call (calls + match/outcome), read it (call_id)."""
+        """Every call of a function (args, result or raise) and a call's run line by line with what each line
+        changed. Beats stepping when a value goes wrong across many calls or loops: trace, launch, find the
+        call (calls, match), read it (call_id)."""
         if function is not None:
             folder = await policy.session_folder(self.backend, session_id) if session_id else None
             named = policy.traced_function(function, folder)
