@@ -5,6 +5,7 @@ A person watches what an agent does through the API: the agent's calls here are 
 
 from __future__ import annotations
 
+import html
 import os
 import shutil
 from collections.abc import Iterator
@@ -170,6 +171,109 @@ def test_a_secret_in_a_local_shows_its_placeholder(browser: WebDriver, relay: Re
     assert SECRET not in browser.find_element(By.ID, "live").text
 
 
+# -- function traces: a session's traced calls, and one call's lines beside its function's source --------------
+
+
+ORDERS = target("tr_orders.py")
+
+
+def traced_run(sessions: Sessions, api: httpx.Client, name: str, traces: dict[str, dict[str, Any]]) -> str:
+    """A session of tr_orders.py with ``traces`` (function: options) set before the launch, run to its end."""
+    sid = sessions.create(name=name)
+    for function, options in traces.items():
+        ok(api.post(f"/sessions/{sid}/traces", json={"function": f"{ORDERS}:{function}", **options}), 201)
+    sessions.launch(sid, ORDERS)
+    assert sessions.wait(sid, 60)["status"] == "terminated"
+    return sid
+
+
+def source_line(driver: WebDriver, line: int) -> Any:
+    return driver.find_element(By.CSS_SELECTOR, f"#source .ln[data-line='{line}']")
+
+
+def test_a_traced_program_lists_its_calls_and_a_call_shows_what_each_line_changed_beside_the_source(
+    browser: WebDriver, relay: Relay, sessions: Sessions, api: httpx.Client
+) -> None:
+    sid = traced_run(sessions, api, "traced-orders", {"price": {"keep": 10_000}, "parse": {}})
+    wrong = line_of(ORDERS, "tr-wrong")
+    browser.get(f"{relay.url}/ui/sessions/{sid}")
+    live(browser)
+    price = browser.find_element(By.CSS_SELECTOR, "section.traces .trace[data-trace='t1']")
+    assert "tr_orders.py:price" in price.text and "10000 kept · 10000 made · 0 dropped" in price.text
+    rows = price.find_elements(By.CSS_SELECTOR, "table.calls tbody tr")
+    assert len(rows) == 20 and "9980 older calls not shown" in price.text
+    newest = rows[0].text  # newest first: the last order priced
+    assert "qty=10000, unit=3" in newest and "→ 29999" in newest and "MainThread" in newest
+    parse = browser.find_element(By.CSS_SELECTOR, "section.traces .trace[data-trace='t2']")
+    assert "3 kept · 3 made · 0 dropped" in parse.text
+    assert "raised ValueError: invalid literal for int() with base 10: 'x2'" in parse.text
+
+    # a row opens its call: the lines it ran marked, the ones it did not dimmed (qty 10000 is not 7777)
+    newest_link = "section.traces .trace[data-trace='t1'] tbody tr:first-child a"
+    until(browser, lambda d: d.find_element(By.CSS_SELECTOR, newest_link).click() or True, "the newest call opened")
+    until(browser, lambda d: d.find_elements(By.ID, "source"), "the call's page")
+    assert "qty = 10000" in browser.find_element(By.ID, "args").text
+    assert "returned 29999" in browser.find_element(By.ID, "result").text
+    skipped = source_line(browser, wrong)
+    assert "idle" in (skipped.get_attribute("class") or "") and "# tr-wrong" in skipped.text
+
+    # the one wrong call of ten thousand, found as an agent finds it: its wrong line, and what it changed
+    (found,) = ok(api.get(f"/sessions/{sid}/traces/calls", params={"function": "price", "match": "233309"}))["calls"]
+    browser.get(f"{relay.url}/ui/sessions/{sid}/calls/{found['call_id']}")
+    line = source_line(browser, wrong)
+    assert "ran" in (line.get_attribute("class") or "").split()
+    assert line.find_element(By.CSS_SELECTOR, ".chg").text == "total → 233310"
+    assert "total → 23331" in source_line(browser, wrong - 2).find_element(By.CSS_SELECTOR, ".chg").text
+    assert "qty = 7777" in browser.find_element(By.ID, "args").text
+    assert "returned 233309" in browser.find_element(By.ID, "result").text
+    assert "def price(qty, unit):" in source_line(browser, wrong - 3).text  # the function's whole source
+    assert "none" in browser.find_element(By.ID, "parent").text
+    browser.find_element(By.LINK_TEXT, "traced-orders").click()  # back to its session
+    until(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "section.traces"), "the session's page")
+
+    # the call that raised: the line it raised at
+    (bad,) = ok(api.get(f"/sessions/{sid}/traces/calls", params={"outcome": "raised"}))["calls"]
+    browser.get(f"{relay.url}/ui/sessions/{sid}/calls/{bad['call_id']}")
+    raised = source_line(browser, line_of(ORDERS, "tr-parse"))
+    assert "raised" in (raised.get_attribute("class") or "").split()
+    assert "raised ValueError" in browser.find_element(By.ID, "result").text
+
+
+def test_a_traced_call_page_answers_unknown_calls_with_a_404_page(relay: Relay, sessions: Sessions) -> None:
+    sid = sessions.create(name="no-calls")
+    for call_id, said in (("999.999", "no call '999.999' in this session's traces"), ("x", "is not a call id")):
+        page = relay.http.get(f"/ui/sessions/{sid}/calls/{call_id}")
+        assert page.status_code == 404 and f"No call '{call_id}'" in html.unescape(page.text)
+        assert said in html.unescape(page.text) and f"href='/ui/sessions/{sid}'" in page.text
+    marked = relay.http.get(f"/ui/sessions/{sid}/calls/<b>1.1")
+    assert marked.status_code == 404 and "No call '&lt;b&gt;1.1'" in marked.text  # escaped, never markup
+    missing = relay.http.get("/ui/sessions/sess_000000000000/calls/1.1")
+    assert missing.status_code == 404 and "No session" in missing.text
+    assert "section class=traces" not in relay.http.get(f"/ui/sessions/{sid}").text  # no traces: no section
+
+
+def test_a_secret_argument_of_a_traced_call_shows_its_placeholder(
+    browser: WebDriver, relay: Relay, sessions: Sessions, api: httpx.Client
+) -> None:
+    sid = sessions.create(name="traced-login")
+    ok(api.post(f"/sessions/{sid}/traces", json={"function": f"{ORDERS}:login"}), 201)
+    browser.get(f"{relay.url}/ui/sessions/{sid}")  # open before the program runs: its calls come live
+    live(browser)
+    assert "no calls yet" in browser.find_element(By.CSS_SELECTOR, "section.traces").text
+    browser.execute_script("window.notReloaded = true")
+    sessions.launch(sid, ORDERS)
+    assert sessions.wait(sid, 60)["status"] == "terminated"
+    calls = "section.traces table.calls tbody tr"
+    text = until(browser, lambda d: d.find_element(By.CSS_SELECTOR, calls).text, "the traced call without a reload")
+    assert browser.execute_script("return window.notReloaded") is True
+    assert "user='ada'" in text and "password='[SECRET_" in text
+    assert "hunter2-s3cret" not in browser.page_source
+    browser.get(until(browser, lambda d: d.find_element(By.CSS_SELECTOR, f"{calls} a").get_attribute("href"), "a link"))
+    until(browser, lambda d: d.find_elements(By.ID, "args"), "the call's page")
+    assert "password = '[SECRET_" in browser.find_element(By.ID, "args").text
+    assert "hunter2-s3cret" not in browser.page_source
+
+
 def test_with_a_token_the_page_asks_for_it_and_keeps_it_out_of_every_url(browser: WebDriver, guarded: Relay) -> None:
     sid = Sessions(guarded.http).create(name="behind-a-token")
     browser.delete_all_cookies()
@@ -206,6 +310,8 @@ def test_the_view_refuses_what_it_must_without_a_500(guarded: Relay, relay: Rela
     with httpx.Client(base_url=guarded.url) as stranger:
         page = stranger.get("/ui")
         assert page.status_code == 401 and "API token" in page.text  # asks, shows nothing
+        call = stranger.get("/ui/sessions/sess_000000000000/calls/1.1")
+        assert call.status_code == 401 and "API token" in call.text  # a call's page is behind the same guard
         error_of(stranger.get("/ui/events"), 401, "unauthorized")
         error_of(stranger.post("/ui/login", json={"token": "nope"}), 401, "unauthorized")
         error_of(stranger.post("/ui/login", content="token=x"), 415)  # a form post from another page

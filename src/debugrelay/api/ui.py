@@ -36,7 +36,7 @@ from litestar.response import ServerSentEvent
 from litestar.types import ASGIApp, Receive, Scope, Send
 
 from debugrelay.config import Settings
-from debugrelay.errors import NotFound, RelayError, SessionNotFound, Unauthorized
+from debugrelay.errors import InvalidRequest, NotFound, RelayError, SessionNotFound, Unauthorized
 from debugrelay.models import Input, OutputLine, SessionRecord
 from debugrelay.service import RelayService, calling
 from debugrelay.sessions import SessionManager
@@ -55,6 +55,8 @@ OUTPUT_TAIL = 200  # lines a page shows (and keeps as more arrive); older ones a
 STREAM_SECONDS = 300.0  # an event stream ends after this and the browser reconnects (never a stuck shutdown)
 CLUSTER_REFRESH = 10.0  # other replicas' sessions change without telling this one: the list re-reads them
 FRAMES, LOCALS, SOURCE_AROUND = 20, 100, 10
+CALLS_SHOWN = 20  # a trace's newest calls on the session page
+FUNCTION_LINES = 2000  # lines of a traced function's source a call's page shows at most
 VIEWS = 1000  # view sessions held at once; the oldest go first
 STREAMS = 64  # event streams open at once on this relay
 STREAMS_PER_CLIENT = 16  # of which from one client address (a browser opens one per tab)
@@ -302,6 +304,10 @@ async def session_view(service: RelayService, manager: SessionManager, sid: str)
             view.processes = (await service.processes(sid)).processes
         except RelayError:
             pass
+        try:
+            view.traces = await trace_rows(service, sid)
+        except RelayError as exc:
+            view.traces_note = exc.message
         if detail.status != "paused":
             view.locals_note = "shown while the program is paused"
             return view
@@ -321,6 +327,44 @@ async def session_view(service: RelayService, manager: SessionManager, sid: str)
             except RelayError as exc:
                 view.source_note = exc.message
         return view
+
+
+async def trace_rows(service: RelayService, sid: str) -> list[render.TraceRows]:
+    """Each traced function with its newest calls, newest first (read inside ``manager.looking()``)."""
+    rows = []
+    for trace in (await service.traces(sid)).traces:
+        # the calls come oldest first: read the end (a paused program's running calls may add a few)
+        start = max(0, trace.calls - CALLS_SHOWN)
+        page = await service.traced_calls(sid, trace_id=trace.trace_id, offset=start, limit=CALLS_SHOWN * 2)
+        if page.has_more:
+            start = max(0, page.total - CALLS_SHOWN)
+            page = await service.traced_calls(sid, trace_id=trace.trace_id, offset=start, limit=CALLS_SHOWN)
+        rows.append(render.TraceRows(trace=trace, calls=list(reversed(page.calls[-CALLS_SHOWN:]))))
+    return rows
+
+
+async def call_view(service: RelayService, manager: SessionManager, sid: str, call_id: str) -> render.CallView:
+    """A traced call's run and its function's source, read through the redacting service."""
+    with manager.looking():
+        detail = await service.session(sid)
+        run = await service.traced_call(sid, call_id)
+        view = render.CallView(session_id=sid, session_name=detail.name or sid, run=run)
+        if not (run.file and run.line):
+            view.source_note = "where the function is defined is not known"
+            return view
+        try:
+            whole = await service.source(sid, run.file)
+        except RelayError as exc:
+            view.source_note = exc.message
+            return view
+    ran = [*run.lines, *([run.raised_line] if run.raised_line else [])]
+    first, last = render.function_span(whole.content, run.line, ran)
+    last = min(last, first + FUNCTION_LINES - 1, whole.total_lines)
+    lines = whole.content.splitlines()[first - 1 : last]
+    view.source = msgspec.structs.replace(
+        whole, start=first, end=first + len(lines) - 1, content="".join(f"{text}\n" for text in lines)
+    )
+    return view
 
 
 async def output_tail(
@@ -359,6 +403,14 @@ async def sessions_page(request: Request[Any, Any, Any], service: Service, manag
     return _html(render.list_page(await list_rows(service, manager), signed_in=_signed_in(request)))
 
 
+async def _not_here(service: RelayService, manager: SessionManager, session_id: str, signed_in: bool) -> Response[str]:
+    """The page of a session this relay does not hold: held by another replica, or none."""
+    for row in await list_rows(service, manager):
+        if row.summary.session_id == session_id:
+            return _html(render.elsewhere_page(row.summary, row.owner, signed_in=signed_in))
+    return _html(render.not_found_page(session_id, signed_in=signed_in), 404)
+
+
 @get("/sessions/{session_id:str}", opt={"ui_page": True})
 async def session_page(
     request: Request[Any, Any, Any], session_id: str, service: Service, manager: Manager
@@ -367,13 +419,30 @@ async def session_page(
         return _html(render.login_page(), 401)
     signed_in = _signed_in(request)
     if session_id not in manager.sessions:
-        for row in await list_rows(service, manager):
-            if row.summary.session_id == session_id:
-                return _html(render.elsewhere_page(row.summary, row.owner, signed_in=signed_in))
-        return _html(render.not_found_page(session_id, signed_in=signed_in), 404)
+        return await _not_here(service, manager, session_id, signed_in)
     view = await session_view(service, manager, session_id)
     tail, _, earlier = await output_tail(service, manager, session_id)
     return _html(render.session_page(view, tail, earlier, signed_in=signed_in))
+
+
+@get("/sessions/{session_id:str}/calls/{call_id:str}", opt={"ui_page": True})
+async def call_page(
+    request: Request[Any, Any, Any], session_id: str, call_id: str, service: Service, manager: Manager
+) -> Response[str]:
+    """One traced call: its arguments, result, parent and callees, and the lines it ran in its function's source."""
+    if not request.state.ui_allowed:
+        return _html(render.login_page(), 401)
+    signed_in = _signed_in(request)
+    if session_id not in manager.sessions:
+        return await _not_here(service, manager, session_id, signed_in)
+    try:
+        view = await call_view(service, manager, session_id, call_id)
+    except SessionNotFound:
+        return _html(render.not_found_page(session_id, signed_in=signed_in), 404)
+    except (NotFound, InvalidRequest) as exc:  # an unknown call, or no call id at all
+        message = exc.message if isinstance(exc, NotFound) else f"'{call_id}' is not a call id (they read like 1234.5)"
+        return _html(render.call_not_found_page(session_id, call_id, message, signed_in=signed_in), 404)
+    return _html(render.call_page(view, signed_in=signed_in))
 
 
 @get("/sessions/{session_id:str}/children")
@@ -509,7 +578,17 @@ def ui_router(settings: Settings, attempts: FailedAttempts) -> Router:
 
     return Router(
         path="/ui",
-        route_handlers=[sessions_page, session_page, children, list_events, session_events, login, logout, static],
+        route_handlers=[
+            sessions_page,
+            session_page,
+            call_page,
+            children,
+            list_events,
+            session_events,
+            login,
+            logout,
+            static,
+        ],
         guards=[guard],
         dependencies={
             "views": Provide(lambda: views, sync_to_thread=False),

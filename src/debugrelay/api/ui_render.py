@@ -6,20 +6,25 @@ everything is escaped on the way into the page.
 
 from __future__ import annotations
 
+import ast
 import html
 import os
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from debugrelay import __version__
 from debugrelay.models import (
     BreakpointView,
+    CallRun,
     FrameView,
     OutputLine,
     ProcessInfo,
     SessionDetail,
     SessionSummary,
     SourceText,
+    Trace,
+    TracedCall,
     Variable,
     WatchValue,
 )
@@ -41,6 +46,14 @@ class ListRow:
 
 
 @dataclass
+class TraceRows:
+    """A traced function and its newest calls (newest first)."""
+
+    trace: Trace
+    calls: list[TracedCall]
+
+
+@dataclass
 class SessionView:
     detail: SessionDetail
     program: str
@@ -58,6 +71,19 @@ class SessionView:
     breakpoints: list[BreakpointView] = field(default_factory=list)
     trail: list[TrailEntry] = field(default_factory=list)
     processes: list[ProcessInfo] = field(default_factory=list)  # when the program has started others
+    traces: list[TraceRows] = field(default_factory=list)
+    traces_note: str | None = None
+
+
+@dataclass
+class CallView:
+    """One traced call's page: its run, and the source of its function (when it could be read)."""
+
+    session_id: str
+    session_name: str
+    run: CallRun
+    source: SourceText | None = None
+    source_note: str | None = None
 
 
 def page(title: str, body: str, *, view: str, events: str = "", session_id: str = "", signed_in: bool = False) -> str:
@@ -262,6 +288,56 @@ def _trail(v: SessionView) -> str:
     return f"<table class=trail><tbody>{rows}</tbody></table>"
 
 
+def _call_link(session_id: str, call_id: str) -> str:
+    return f"<a href='/ui/sessions/{e(session_id)}/calls/{e(call_id)}'>{e(call_id)}</a>"
+
+
+def _args_text(args: dict[str, str], limit: int = 120) -> str:
+    return _clip(", ".join(f"{name}={value}" for name, value in args.items()), limit)
+
+
+def _outcome(c: TracedCall, limit: int = 80) -> str:
+    if c.running:
+        return "<span class=note>running</span>"
+    if c.raised is not None:
+        where = f" <span class=loc>(line {c.raised_line})</span>" if c.raised_line else ""
+        return f"<span class=err>raised {_clip(c.raised, limit)}</span>{where}"
+    return f"→ <span class=value>{_clip(c.returned or '', limit)}</span>"
+
+
+def _traces(v: SessionView) -> str:
+    if v.traces_note:
+        return f"<section class=traces><h2>Traces</h2><p class=note>{e(v.traces_note)}</p></section>"
+    if not v.traces:
+        return ""
+    sid = v.detail.session_id
+    out = ["<section class=traces><h2>Traces <span class=hint>each traced function's newest calls first</span></h2>"]
+    for rows in v.traces:
+        t = rows.trace
+        loaded = "" if t.found or t.total else " <span class=note>(not loaded by the program yet)</span>"
+        out.append(
+            f"<div class=trace data-trace='{e(t.trace_id)}'><div class=trhead>"
+            f"<code title='{e(t.file)}'>{e(_short(t.file))}:{e(t.qualname)}</code> <span class=counts>"
+            f"{t.calls} kept · {t.total} made · {t.dropped} dropped</span>{loaded}</div>"
+        )
+        if not rows.calls:
+            out.append("<p class=note>no calls yet</p></div>")
+            continue
+        body = "".join(
+            f"<tr data-call='{e(c.call_id)}'><td>{_call_link(sid, c.call_id)}</td><td><code>{_args_text(c.args)}"
+            f"</code></td><td><code>{_outcome(c)}</code></td><td>{e(c.thread or '')}</td></tr>"
+            for c in rows.calls
+        )
+        older = t.calls - len(rows.calls)
+        more = f"<p class=more>… {older} older calls not shown</p>" if older > 0 else ""
+        out.append(
+            "<table class=calls><thead><tr><th>Call</th><th>Arguments</th><th>Result</th><th>Thread</th></tr>"
+            f"</thead><tbody>{body}</tbody></table>{more}</div>"
+        )
+    out.append("</section>")
+    return "".join(out)
+
+
 def session_panel(v: SessionView) -> str:
     """The part of the session page that every change re-renders."""
     d = v.detail
@@ -288,7 +364,7 @@ def session_panel(v: SessionView) -> str:
     return (
         f"{head}<div class=grid><section class=src><h2>Source</h2>{_source(v)}</section>"
         f"<section><h2>Stack</h2>{_stack(v)}<h2>Locals</h2><div id=locals>{locals_html}</div>"
-        f"<h2>Watches</h2>{_watches(v)}{_processes(v)}</section></div>"
+        f"<h2>Watches</h2>{_watches(v)}{_processes(v)}</section></div>{_traces(v)}"
         f"<section><h2>Agent's trail <span class=hint>last calls on this session, newest first</span></h2>"
         f"{_trail(v)}</section>"
     )
@@ -325,3 +401,161 @@ def elsewhere_page(summary: SessionSummary, owner: str, *, signed_in: bool = Fal
 def not_found_page(session_id: str, *, signed_in: bool = False) -> str:
     body = f"<h1>No session '{e(session_id)}'</h1><p><a href='/ui'>All sessions</a></p>"
     return page("debugrelay: no such session", body, view="missing", signed_in=signed_in)
+
+
+# -- one traced call's page --------------------------------------------------------------------------
+
+
+def _changes(changed: Any) -> str:
+    if not isinstance(changed, dict) or not changed:
+        return ""
+    return ", ".join(
+        f"<span class=name>{e(str(name))}</span> → <span class=value>{_clip(str(value), 80)}</span>"
+        for name, value in changed.items()
+    )
+
+
+RUNS_SHOWN = 3  # a line run more than once outside a folded loop: the changes of its first runs
+
+
+def line_notes(run: CallRun) -> tuple[dict[int, str], int]:
+    """What each line of the call did, as HTML beside it (changes; a folded loop's count and its first and last
+    values), and how many line runs were cut from the record."""
+    plain: dict[int, list[dict[str, Any]]] = {}
+    notes: dict[int, list[str]] = {}
+    cut = 0
+    for event in run.events:
+        if isinstance(event.get("line"), int):
+            changed = event.get("changed")
+            plain.setdefault(event["line"], []).append(changed if isinstance(changed, dict) else {})
+        elif isinstance(event.get("loop"), list) and event["loop"]:
+            head = event["loop"][0]
+            if isinstance(head, int):
+                notes.setdefault(head, []).append(
+                    f"<span class=loop>loop: {int(event.get('iterations') or 0)} iterations</span>"
+                )
+            for item in event.get("lines") or []:
+                if not isinstance(item, dict) or not isinstance(item.get("line"), int):
+                    continue
+                parts = [f"<span class=count>&times;{int(item.get('count') or 0)}</span>"]
+                first, last = _changes(item.get("first")), _changes(item.get("last"))
+                if first:
+                    parts.append(f"first {first}")
+                if last and item.get("last") != item.get("first"):
+                    parts.append(f"last {last}")
+                notes.setdefault(item["line"], []).append(" ".join(parts))
+        elif isinstance(event.get("cut"), int):
+            cut += event["cut"]
+    for line, runs in plain.items():
+        shown = [_changes(c) for c in runs[:RUNS_SHOWN]]
+        text = " · ".join(s for s in shown if s)
+        if len(runs) > 1:
+            more = f" · … {len(runs) - RUNS_SHOWN} more" if len(runs) > RUNS_SHOWN else ""
+            text = f"<span class=count>&times;{len(runs)}</span> {text}{more}"
+        if text:
+            notes.setdefault(line, []).insert(0, text)
+    return {line: " · ".join(parts) for line, parts in notes.items()}, cut
+
+
+def _call_source(v: CallView) -> str:
+    run = v.run
+    if v.source is None:
+        return f"<p class=note>{e(v.source_note or 'no source')}</p>"
+    src = v.source
+    notes, cut = line_notes(run)
+    ran = set(run.lines) | set(notes)
+    lines = []
+    for n, text in enumerate(src.content.splitlines(), start=src.start):
+        cls = ["ln", "ran" if n in ran else "idle"]
+        mark = "•" if n in ran else ""
+        if run.raised is not None and n == run.raised_line:
+            cls.append("raised")
+            mark = "✗"
+        note = notes.get(n, "")
+        lines.append(
+            f"<div class='{' '.join(cls)}' data-line='{n}'><span class=gut>{mark}</span><span class=no>{n}</span>"
+            f"<span class=code>{e(text) or ' '}</span>{f'<span class=chg>{note}</span>' if note else ''}</div>"
+        )
+    title = f"{e(src.path)} · lines {src.start}-{src.end} of {src.total_lines} · • ran, dimmed: not run in this call"
+    cut_note = f"<p class=cut>{cut} line runs in the middle of the call were not recorded</p>" if cut else ""
+    return f"<div class=srchead>{title}</div><div class='source fn' id=source>{''.join(lines)}</div>{cut_note}"
+
+
+CALLEES_SHOWN = 50
+
+
+def call_page(v: CallView, *, signed_in: bool = False) -> str:
+    r, sid = v.run, v.session_id
+    args = "".join(
+        f"<li class=leaf><span class=name>{e(name)}</span> = <span class=value>{_clip(value)}</span></li>"
+        for name, value in r.args.items()
+    )
+    args_html = f"<ul class=vars>{args}</ul>" if args else "<p class=note>no arguments</p>"
+    if r.running:
+        result = "<p class=note>still running when read (the program is paused in it)</p>"
+    elif r.raised is not None:
+        where = f" at line {r.raised_line}" if r.raised_line else ""
+        result = f"<p class='err raised'>raised <code>{_clip(r.raised)}</code>{e(where)}</p>"
+    else:
+        result = f"<p class=returned>returned <code class=value>{_clip(r.returned or '')}</code></p>"
+    parent = _call_link(sid, r.parent) if r.parent else "<span class=note>none (not called from a traced call)</span>"
+    callees = " ".join(_call_link(sid, c) for c in r.callees[:CALLEES_SHOWN]) or "<span class=note>none</span>"
+    if len(r.callees) > CALLEES_SHOWN:
+        callees += f" <span class=more>… {len(r.callees) - CALLEES_SHOWN} more</span>"
+    cut = ""
+    if r.cut:
+        cut = (
+            "<p class=cut>left out to keep the call bounded: "
+            + e(", ".join(f"{k} {n}" for k, n in r.cut.items()))
+            + "</p>"
+        )
+    body = (
+        f"<h1><code>{e(r.function)}</code> <span class=sid>call {e(r.call_id)}</span></h1>"
+        f"<p class=meta>session <a href='/ui/sessions/{e(sid)}'>{e(v.session_name)}</a> · "
+        f"<span class=loc>{e(_short(r.file))}:{r.line}</span> · thread {e(r.thread or '?')}"
+        f"{f' · pid {r.pid}' if r.pid is not None else ''}</p>"
+        f"<div class=grid><section class=src><h2>Lines run</h2>{_call_source(v)}{cut}</section>"
+        f"<section><h2>Arguments</h2><div id=args>{args_html}</div><h2>Result</h2><div id=result>{result}</div>"
+        f"<h2>Called from</h2><p id=parent>{parent}</p><h2>Calls it made <span class=hint>traced ones</span></h2>"
+        f"<p id=callees>{callees}</p></section></div>"
+    )
+    return page(f"debugrelay: call {r.call_id}", body, view="call", session_id=sid, signed_in=signed_in)
+
+
+def call_not_found_page(session_id: str, call_id: str, message: str, *, signed_in: bool = False) -> str:
+    body = (
+        f"<h1>No call '{e(call_id)}'</h1><p class=note>{e(message)}</p>"
+        f"<p><a href='/ui/sessions/{e(session_id)}'>Back to the session</a> · <a href='/ui'>All sessions</a></p>"
+    )
+    return page("debugrelay: no such call", body, view="missing", session_id=session_id, signed_in=signed_in)
+
+
+def function_span(content: str, line: int, ran: list[int]) -> tuple[int, int]:
+    """The first and last line of the function defined at ``line`` (its def, or its first decorator) in a
+    file's text: from ``ast``, else by indentation; never short of a line it ran."""
+    lines = content.splitlines()
+    last_ran = max([n for n in ran if n <= len(lines)], default=line)
+    try:
+        tree = ast.parse(content)
+    except (SyntaxError, ValueError):
+        tree = None
+    if tree is not None:
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                if line in (node.lineno, first):
+                    return first, max(node.end_lineno or node.lineno, last_ran)
+    if not 0 < line <= len(lines):
+        return line, max(line, last_ran)
+    header = line
+    while header < len(lines) and lines[header - 1].lstrip().startswith("@"):  # decorators, then the def
+        header += 1
+    indent = len(lines[header - 1]) - len(lines[header - 1].lstrip())
+    end = header
+    for n in range(header + 1, len(lines) + 1):
+        text = lines[n - 1]
+        if text.strip() and len(text) - len(text.lstrip()) <= indent and not text.lstrip().startswith((")", "]")):
+            break
+        if text.strip():
+            end = n
+    return line, max(end, last_ran)
