@@ -301,3 +301,18 @@ def test_the_cli_finds_the_wrong_call_with_trace_launch_calls_and_call(cli: Cli)
     assert cli("trace", sid, "t1", "--remove")["trace_id"] == "t1"
     assert cli.error("trace", f"{ORDERS}:prize")["code"] == "function_not_found"
     cli("delete", sid)
+
+
+@pytest.mark.parametrize(("method", "children"), [("fork", False), ("spawn", True)])
+def test_calls_in_a_pools_worker_processes_carry_their_pid(
+    api: httpx.Client, sessions: Sessions, method: str, children: bool
+) -> None:
+    pool = target("proc_pool.py")
+    sid = sessions.create()
+    trace(api, sid, f"{pool}:square")
+    sessions.launch(sid, pool, args=[method], debug_subprocesses=children)
+    assert sessions.wait(sid, 60)["status"] == "terminated"
+    found = calls(api, sid)["calls"]
+    assert sorted((c["args"]["n"], c["returned"]) for c in found) == [("0", "0"), ("1", "1"), ("2", "4"), ("3", "9")]
+    root = [p["pid"] for p in ok(api.get(f"/sessions/{sid}/processes"))["processes"] if p.get("root")]
+    assert root and all(c["pid"] not in root for c in found)  # each call says the worker it ran in

@@ -962,6 +962,15 @@ class Keeper(object):
             chain, hops = parent_of(chain), hops + 1
         return chain == root
 
+    def heard_from(self, pid):
+        """A sender of the program: the debuggee, a descendant known or found now, or (same user, as the
+        kernel says) one that ended before it could be looked at (a pool's worker ended by its pool)."""
+        if pid is None:
+            return False
+        if pid in self.tree or self.descends(pid):
+            return True
+        return self.child is not None and not os.path.exists("/proc/%d" % pid)
+
     def traced(self):
         """Calls of traced functions sent by the program's processes: passed on as ``debugrelay.calls``
         events. Only a process of the program is heard (its pid as the kernel vouches for it)."""
@@ -978,7 +987,7 @@ class Keeper(object):
                     sender, uid, _ = struct.unpack("iII", value[:12])
                     if uid != os.getuid():
                         sender = None
-            if not data.startswith(b"T") or not self.descends(sender):
+            if not data.startswith(b"T") or not self.heard_from(sender):
                 continue
             try:
                 body = json.loads(data[1:].decode("utf-8"))

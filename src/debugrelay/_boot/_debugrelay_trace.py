@@ -244,7 +244,7 @@ _traces = {}  # id -> _Trace
 _by_file = {}  # normalised file -> {qualname key -> _Trace}
 _live = {}  # id(frame) -> _Call, the calls running or suspended
 _stacks = {}  # thread ident -> [_Call] of active traced calls
-_state = {"pid": os.getpid(), "installed": False, "sock": None, "last_push": 0.0, "callees": 0}
+_state = {"pid": os.getpid(), "installed": False, "sock": None, "last_push": 0.0, "callees": 0, "child": False}
 _seq = [itertools.count(1), itertools.count(1)]  # call ids, completion numbers
 _push_lock = threading.Lock()
 
@@ -772,7 +772,7 @@ def _end(call, frame, returned, raised):
         _live.pop(id(frame), None)
         _pop(_stack(), call)
         call.close()
-        if _state["sock"] is not False and time.monotonic() - _state["last_push"] >= PUSH_EVERY:
+        if _state["sock"] is not False and (_state["child"] or time.monotonic() - _state["last_push"] >= PUSH_EVERY):
             _push(False)
     except Exception:
         pass
@@ -1436,6 +1436,16 @@ def _wrap_exit():
     os._exit = _exit
 
 
+def _is_child():
+    """A child process of the program (not the keeper's own child): a pool's worker may be ended by a signal any
+    time after it answered, so its calls are pushed as each one ends, not once a second."""
+    name = os.environ.get(SOCKET_ENV, "")  # "@debugrelay-traces-<keeper pid>-<random>"
+    parts = name.split("-")
+    if len(parts) < 4 or not parts[2].isdigit():
+        return False
+    return os.getppid() != int(parts[2])
+
+
 def _after_fork_in_child():
     """A forked child traces on as its own process: its pid, fresh call numbers, rings and sockets."""
     global _push_lock
@@ -1456,6 +1466,7 @@ def _after_fork_in_child():
                 pass
         _state["sock"] = None
         _state["last_push"] = time.monotonic()
+        _state["child"] = True
         for trace in _traces.values():
             trace.ring = collections.deque(maxlen=trace.keep)
             trace.total = 0
@@ -1482,6 +1493,7 @@ def install():
         _wrap_exit()
         if hasattr(os, "register_at_fork"):
             os.register_at_fork(after_in_child=_after_fork_in_child)
+        _state["child"] = _is_child()
         found = {}
         specs = json.loads(os.environ.get(TRACES_ENV) or "[]")
         for spec in specs:
