@@ -72,6 +72,8 @@ class CallBook:
         self.calls: dict[str, dict[str, dict[str, Any]]] = {}
         self.totals: dict[str, dict[str, int]] = {}  # trace_id -> pid -> calls made there
         self.found: set[str] = set()  # traces whose function the running program has loaded
+        self.ends: dict[tuple[str, str], int] = {}  # (trace, pid) -> the last call completion known
+        self.root_pid: str | None = None  # the program's own process, as its first read said
         self.loaded = False
         self._save: asyncio.TimerHandle | None = None
 
@@ -93,6 +95,10 @@ class CallBook:
                 if isinstance(call, dict) and isinstance(call.get("call_id"), str):
                     book[call["call_id"]] = call
                     taken += 1
+                    end = call.get("end")
+                    if isinstance(end, int) and not call.get("running"):
+                        key = (trace_id, pid)
+                        self.ends[key] = max(self.ends.get(key, 0), end)
             total = report.get("total")
             if isinstance(total, int):
                 seen = self.totals.setdefault(trace_id, {})
@@ -109,6 +115,13 @@ class CallBook:
             return
         for call_id in [k for k, c in book.items() if not c.get("running")][:over]:
             del book[call_id]
+
+    def read_options(self, pid: int | None) -> dict[str, Any]:
+        """What to ask a paused process for: the calls it completed after those known, and its running ones."""
+        who = str(pid) if pid is not None else self.root_pid
+        if who is None:
+            return {}
+        return {"after_end": {t: end for (t, p), end in self.ends.items() if p == who}}
 
     def _keeps(self) -> dict[str, int]:
         return {t.id: t.keep for t in self.record.traces}
@@ -131,6 +144,8 @@ class CallBook:
         self.calls.clear()
         self.totals.clear()
         self.found.clear()
+        self.ends.clear()
+        self.root_pid = None
         self._later()
 
     def ended(self) -> None:

@@ -59,10 +59,16 @@ async def _evaluate(session: Session, frame_id: int, function: str, argument: An
 
 
 async def paused_calls(session: Session) -> Any | None:
-    """What a paused program recorded so far (its running calls included), or None when it cannot say."""
+    """What a paused program recorded since the calls the session has (its running calls included), or None
+    when it cannot say."""
     if session.status != "paused" or session.client is None:
         return None
+    stop = session.record.stop
+    process = stop.process if stop is not None else None
     try:
-        return await _evaluate(session, await session.frame_id(0), "dump", {})
+        batch = await _evaluate(session, await session.frame_id(0), "dump", session.calls.read_options(process))
     except RelayError:
         return None
+    if process is None and isinstance(batch, dict) and batch.get("pid") is not None:
+        session.calls.root_pid = str(batch["pid"])
+    return batch
