@@ -316,3 +316,19 @@ def test_calls_in_a_pools_worker_processes_carry_their_pid(
     assert sorted((c["args"]["n"], c["returned"]) for c in found) == [("0", "0"), ("1", "1"), ("2", "4"), ("3", "9")]
     root = [p["pid"] for p in ok(api.get(f"/sessions/{sid}/processes"))["processes"] if p.get("root")]
     assert root and all(c["pid"] not in root for c in found)  # each call says the worker it ran in
+
+
+def test_a_loop_of_500_iterations_is_folded_with_its_counts_values_and_the_odd_iteration(
+    api: httpx.Client, sessions: Sessions
+) -> None:
+    sid = ran(api, sessions, ["tally"])
+    (call,) = calls(api, sid)["calls"]
+    run = api.get(f"/sessions/{sid}/traces/calls/{call['call_id']}")
+    assert len(run.content) < 2048
+    (loop,) = [e for e in run.json()["events"] if "loop" in e]
+    odd = line_of(ORDERS, "tr-odd")
+    assert loop["iterations"] == 500
+    counts = {item["line"]: item["count"] for item in loop["lines"]}
+    assert counts[odd] == 1 and counts[odd + 2] == 499
+    assert {item["line"]: item.get("last") for item in loop["lines"]}[odd + 2] == {"total": "124499"}
+    assert loop["other"] == [{"lines": [odd - 2, odd - 1, odd], "iterations": [251], "count": 1}]

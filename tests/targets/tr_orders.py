@@ -79,7 +79,7 @@ def main():
     for thread in threads:
         thread.join()
     results = (fact(4), cart.total(2), outer(1), list(countdown(3)), asyncio.run(fetch(21)))
-    results += (login("ada", "hunter2-s3cret"),)
+    results += (login("ada", "hunter2-s3cret"), tally(range(500)))
     print("order 7777 priced", totals[7776], "expected", 7777 * 3 - 1)
     print("sum", sum(totals), "bad", bad, "results", results)
     sys.stdout.flush()
@@ -91,6 +91,16 @@ def _parses(text):
     except ValueError:
         return False
     return True
+
+
+def tally(values):
+    total = 0
+    for value in values:
+        if value == 250:
+            total -= 1  # tr-odd
+        else:
+            total += value
+    return total
 
 
 if __name__ == "__main__":
