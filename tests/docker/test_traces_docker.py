@@ -3,11 +3,15 @@ debugpy's): the wrong call found and read, a paused call read so far, one call a
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
 from typing import Any
 
 import httpx
 
-from tests.conftest import Sessions, line_of, ok, output_text, target
+from tests.conftest import Relay, Sessions, line_of, ok, output_text, target
+from tests.integration.test_cli import Cli
+from tests.integration.test_mcp import http_agent
 
 ORDERS = target("tr_orders.py")
 WRONG = line_of(ORDERS, "tr-wrong")
@@ -50,3 +54,29 @@ def test_a_paused_container_program_shows_its_running_call(
     assert ok(api.post(f"/sessions/{sid}/continue", json={"wait": 60}))["status"] == "terminated"
     found = ok(api.get(f"/sessions/{sid}/traces/calls", params={"function": "fact"}))["calls"]
     assert [c["returned"] for c in found] == ["24", "6", "2", "1"]
+
+
+def test_the_cli_and_mcp_find_the_wrong_call_in_a_container(docker_client: Any, tmp_path: Path) -> None:
+    relay = Relay(tmp_path, env={"DEBUGRELAY_DEFAULT_LAUNCHER": "docker"})
+    try:
+        cli = Cli(relay)
+        sid = cli("trace", f"{ORDERS}:price", "--keep", "10000")["session_id"]
+        ended = cli("launch", ORDERS)
+        assert (ended["session_id"], ended["status"], ended["python"]) == (sid, "terminated", "3.13")
+        (call,) = cli("calls", "price", "--match", "233309")["calls"]
+        assert {"line": WRONG, "changed": {"total": "233310"}} in cli("call", call["call_id"])["events"]
+        cli("delete", sid)
+
+        async def agent() -> None:
+            async with http_agent(relay) as tools:
+                traced = await tools.call("debug_trace", function=f"{ORDERS}:price", keep=10_000)
+                await tools.call("debug_launch", script=ORDERS, session_id=traced["session_id"])
+                (found,) = (await tools.call("debug_trace", calls="price", match="233309"))["calls"]
+                run = await tools.call("debug_trace", call_id=found["call_id"])
+                assert {"line": WRONG, "changed": {"total": "233310"}} in run["events"]
+                assert tools.calls == 4
+                await tools.call("debug_disconnect", forget=True)
+
+        asyncio.run(agent())
+    finally:
+        relay.stop()
