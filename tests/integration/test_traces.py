@@ -332,3 +332,38 @@ def test_a_loop_of_500_iterations_is_folded_with_its_counts_values_and_the_odd_i
     assert counts[odd] == 1 and counts[odd + 2] == 499
     assert {item["line"]: item.get("last") for item in loop["lines"]}[odd + 2] == {"total": "124499"}
     assert loop["other"] == [{"lines": [odd - 2, odd - 1, odd], "iterations": [251], "count": 1}]
+
+
+def test_breakpoints_and_steps_in_a_traced_function_work_as_without_the_trace(
+    api: httpx.Client, sessions: Sessions
+) -> None:
+    sid = sessions.create()
+    trace(api, sid, f"{ORDERS}:price", keep=10_000)
+    sessions.bp(sid, ORDERS, WRONG)
+    sessions.launch(sid, ORDERS)
+    stop = sessions.wait(sid, 60)
+    assert (stop["status"], stop["location"]["line"]) == ("paused", WRONG)
+    stepped = ok(api.post(f"/sessions/{sid}/step-over", json={"wait": 30}))
+    assert stepped["location"]["line"] == WRONG + 1
+    stepped = ok(api.post(f"/sessions/{sid}/step-over", json={"wait": 30}))
+    assert stepped["location"]["line"] == WRONG + 2
+    value = ok(api.post(f"/sessions/{sid}/evaluate", json={"expression": "total"}))
+    assert value["result"] == "233310"
+    ok(api.delete(f"/sessions/{sid}/breakpoints"))
+    assert ok(api.post(f"/sessions/{sid}/continue", json={"wait": 60}))["status"] == "terminated"
+    (call,) = calls(api, sid, match="233309")["calls"]
+    events = one(api, sid, call["call_id"])["events"]
+    assert [e["line"] for e in events] == [WRONG - 2, WRONG - 1, WRONG, WRONG + 1, WRONG + 2, WRONG + 3, WRONG + 4]
+    assert {"line": WRONG, "changed": {"total": "233310"}} in events
+
+
+def test_callees_in_the_programs_own_code_are_recorded_as_calls_of_the_traced_one(
+    api: httpx.Client, sessions: Sessions
+) -> None:
+    sid = ran(api, sessions, ["outer"], callees=True)
+    found = calls(api, sid)["calls"]
+    by_name = {c["function"]: c for c in found}
+    assert set(by_name) == {"outer", "outer.<locals>.inner"}
+    inner = by_name["outer.<locals>.inner"]
+    assert (inner["parent"], inner["args"], inner["returned"]) == (by_name["outer"]["call_id"], {"y": "2"}, "3")
+    assert one(api, sid, by_name["outer"]["call_id"])["callees"] == [inner["call_id"]]
