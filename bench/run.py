@@ -15,6 +15,8 @@ Measures, on this machine:
   host's for local targets, the target image's for containers).
 - redaction's cost per KiB of output and per variables answer (in process; the relay above runs
   with redaction on, its default).
+- a function trace's cost (bench/traces.py): untraced code in a traced run vs an untraced one, and
+  the traced function's own cost per call, local and in the default target image.
 Prints a table and writes bench/results/<timestamp>.json. Every process and container it starts is
 ended (by PID or id) before it returns, also on Ctrl-C. Container parts are skipped without Docker.
 """
@@ -38,7 +40,7 @@ from typing import Any
 
 import httpx
 
-from . import overhead, redaction
+from . import overhead, redaction, traces
 from ._dap import Dap
 from ._harness import ROOT, SCENARIO, Cleanup, RawContainer, RawTarget, Relay, docker_status, line_of, until
 
@@ -533,6 +535,8 @@ def print_report(result: dict[str, Any]) -> None:
         for kind, row in result["overhead"].items():
             name = f"{kind} (Python {row['python']})"
             print(f"  {name:<60} {row['plain_s']:6.3f} {row['debugged_s']:8.3f} {row['ratio']:6.2f}")
+    if result.get("traces"):
+        traces.print_report(result["traces"])
     memory = result["load"]["memory"]
     print(
         f"\nrelay memory: {memory['relay_rss_mib_baseline']} MiB with no session; "
@@ -566,6 +570,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--no-docker", action="store_true", help="skip container targets")
     parser.add_argument("--overhead-runs", type=int, default=3, help="runs of the debuggee-overhead program each way")
+    parser.add_argument(
+        "--trace-runs", type=int, default=3, help="runs of the function-trace program each way (0: skip)"
+    )
     parser.add_argument(
         "--overhead-image",
         nargs="*",
@@ -630,6 +637,9 @@ def main(argv: list[str] | None = None) -> int:
         result["load"] = memory_and_load(relay, args.sessions, args.load_cycles, args.think)
         step("debuggee overhead, local")
         result["overhead"] = {"local": overhead.measure(relay, "local", args.overhead_runs)}
+        if args.trace_runs:
+            step("function trace cost, local")
+            result["traces"] = {"local": traces.measure(relay, "local", args.trace_runs)}
         relay.stop()
         if docker_ok:
             containers(work, cleanup, args, warmup=warmup, result=result, step=step)
@@ -675,6 +685,11 @@ def containers(
         env = {"DEBUGRELAY_POOL_SIZE": "0", "DEBUGRELAY_DOCKER_POOL_SIZE": "0", "DEBUGRELAY_DOCKER_IMAGE": image}
         relay = Relay(work, cleanup, f"overhead-{n}", env)
         result["overhead"][f"container {image}"] = overhead.measure(relay, "docker", args.overhead_runs, image)
+        if n == 0 and args.trace_runs:
+            step(f"function trace cost, container {image}")
+            result.setdefault("traces", {})[f"container {image}"] = traces.measure(
+                relay, "docker", args.trace_runs, image
+            )
         relay.stop()
 
 

@@ -8,6 +8,14 @@ story (each command a fresh ``debugrelay`` process, as a shell agent runs it) an
 (plain HTTP requests), and prints the number of calls and the bytes of their answers as JSON. A
 version whose stops do not carry their locals needs one more call in each story to read them
 (``vars``, ``GET frames/0/variables``): pass ``--locals-call``. The relay is ended by PID.
+
+Then a wrong value made many calls before anything fails (tests/targets/tr_orders.py: ``price()`` is
+wrong only for ``qty == 7777``, the program prints "order 7777 priced 233309 expected 23330"), found two
+ways, each in the CLI and over plain HTTP: with the line debugger (a conditional breakpoint
+``qty == 7777`` on price's first line, launch, step over until the local goes wrong) and with a
+function trace (trace price, launch, list the calls matching the wrong result, read that call). Each
+story's calls and bytes of answers (and each answer's), and its wall time in seconds, under the keys
+``*_wrong_value_*``; a version without function traces answers ``{"error": ...}`` for those.
 """
 
 from __future__ import annotations
@@ -27,6 +35,19 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 TARGETS = ROOT / "tests" / "targets"
 BUG = str(TARGETS / "mcp_bug.py")
+ORDERS = str(TARGETS / "tr_orders.py")
+WRONG_TEXT = "233309"  # what the program printed for order 7777
+
+
+def _line_of(marker: str, path: str) -> int:
+    for number, text in enumerate(Path(path).read_text().splitlines(), 1):
+        if text.rstrip().endswith(f"# {marker}"):
+            return number
+    raise LookupError(marker)
+
+
+WRONG_LINE = _line_of("tr-wrong", ORDERS)  # total = total * 10
+PRICE_FIRST = WRONG_LINE - 2  # total = qty * unit: where an agent breaks on entry to price
 RUN = "import sys; from debugrelay.cli import main; sys.exit(main())"
 
 
@@ -83,6 +104,133 @@ def curl_story(url: str, locals_call: bool) -> dict[str, Any]:
     return {"calls": len(sizes), "bytes": sum(sizes)}
 
 
+def _wrong_line_shown(stop: dict[str, Any]) -> bool:
+    """A stop just after the wrong line: the local it made is the wrong value (233310 = 7777 * 3 * 10)."""
+    line, total = stop.get("location", {}).get("line"), stop.get("locals", {}).get("total")
+    return bool(line == WRONG_LINE + 1 and total == "233310")
+
+
+def _events_show_wrong_line(run: dict[str, Any]) -> bool:
+    return {"line": WRONG_LINE, "changed": {"total": "233310"}} in run.get("events", [])
+
+
+def _figures(sizes: list[int], started: float) -> dict[str, Any]:
+    seconds = round(time.perf_counter() - started, 2)
+    return {"calls": len(sizes), "bytes": sum(sizes), "seconds": seconds, "bytes_per_call": list(sizes)}
+
+
+class _Cli:
+    """``debugrelay ARGS`` as a fresh process per command; counts the commands and bytes of their answers."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+        self.sizes: list[int] = []
+
+    def __call__(self, *args: str, counted: bool = True) -> dict[str, Any]:
+        done = subprocess.run(
+            [sys.executable, "-c", RUN, *args], env=self.env, cwd=TARGETS, capture_output=True, text=True, check=True
+        )
+        if counted:
+            self.sizes.append(len(done.stdout.strip().encode()))
+        answer: dict[str, Any] = json.loads(done.stdout)
+        return answer
+
+    def result(self, started: float) -> dict[str, Any]:
+        return _figures(self.sizes, started)
+
+
+def cli_wrong_value_stepping(env: dict[str, str]) -> dict[str, Any]:
+    """Without traces: break on price's first line when qty == 7777, launch, step over until the wrong line."""
+    run, started = _Cli(env), time.perf_counter()
+    sid = run("break", f"tr_orders.py:{PRICE_FIRST}", "--condition", "qty == 7777")["session_id"]
+    stop = run("launch", "tr_orders.py", "--timeout", "120")
+    for _ in range(5):  # bounded: the wrong line is two lines further
+        if _wrong_line_shown(stop) or stop.get("status") != "paused":
+            break
+        stop = run("step", "over")
+    result = run.result(started)
+    run("delete", sid, counted=False)
+    if not _wrong_line_shown(stop):
+        raise RuntimeError(f"stepping did not show the wrong line: {stop}")
+    return result
+
+
+def cli_wrong_value_traced(env: dict[str, str]) -> dict[str, Any]:
+    """With a trace: trace price, launch (runs to its end), the calls whose result is the wrong one, that call."""
+    run, started = _Cli(env), time.perf_counter()
+    sid = run("trace", "tr_orders.py:price", "--keep", "10000")["session_id"]
+    run("launch", "tr_orders.py", "--timeout", "120")
+    found = run("calls", "price", "--match", WRONG_TEXT)
+    call = run("call", found["calls"][0]["call_id"])
+    result = run.result(started)
+    run("delete", sid, counted=False)
+    if not _events_show_wrong_line(call):
+        raise RuntimeError(f"the call's run does not show the wrong line: {call}")
+    return result
+
+
+class _Http:
+    """Plain HTTP requests, as curl sends them; counts the requests and bytes of their answers."""
+
+    def __init__(self, http: httpx.Client) -> None:
+        self.http = http
+        self.sizes: list[int] = []
+
+    def __call__(self, method: str, path: str, **kw: Any) -> dict[str, Any]:
+        response = self.http.request(method, path, **kw)
+        self.sizes.append(len(response.content))
+        answer: dict[str, Any] = response.json()
+        return answer
+
+    def result(self, started: float) -> dict[str, Any]:
+        return _figures(self.sizes, started)
+
+
+def curl_wrong_value_stepping(url: str) -> dict[str, Any]:
+    with httpx.Client(base_url=url, timeout=180) as http:
+        call, started = _Http(http), time.perf_counter()
+        sid = call("POST", "/sessions")["session_id"]
+        where = {"source": {"path": ORDERS}, "line": PRICE_FIRST, "condition": "qty == 7777"}
+        call("POST", f"/sessions/{sid}/breakpoints", json=where)
+        call("POST", f"/sessions/{sid}/launch", json={"script": ORDERS})
+        stop = call("POST", f"/sessions/{sid}/wait", params={"locals": "true"}, json={"timeout": 120})
+        for _ in range(5):
+            if _wrong_line_shown(stop) or stop.get("status") != "paused":
+                break
+            stop = call("POST", f"/sessions/{sid}/step-over", params={"locals": "true"}, json={"timeout": 10})
+        result = call.result(started)
+        http.delete(f"/sessions/{sid}")
+    if not _wrong_line_shown(stop):
+        raise RuntimeError(f"stepping did not show the wrong line: {stop}")
+    return result
+
+
+def curl_wrong_value_traced(url: str) -> dict[str, Any]:
+    with httpx.Client(base_url=url, timeout=180) as http:
+        call, started = _Http(http), time.perf_counter()
+        sid = call("POST", "/sessions")["session_id"]
+        call("POST", f"/sessions/{sid}/traces", json={"function": f"{ORDERS}:price", "keep": 10_000})
+        call("POST", f"/sessions/{sid}/launch", json={"script": ORDERS})
+        call("POST", f"/sessions/{sid}/wait", json={"timeout": 120})
+        found = call("GET", f"/sessions/{sid}/traces/calls", params={"function": "price", "match": WRONG_TEXT})
+        run = call("GET", f"/sessions/{sid}/traces/calls/{found['calls'][0]['call_id']}")
+        result = call.result(started)
+        http.delete(f"/sessions/{sid}")
+    if not _events_show_wrong_line(run):
+        raise RuntimeError(f"the call's run does not show the wrong line: {run}")
+    return result
+
+
+def _or_error(story: Any, *args: Any) -> dict[str, Any]:
+    """A story's figures, or what stopped it (a relay version without function traces)."""
+    try:
+        result: dict[str, Any] = story(*args)
+    except (subprocess.CalledProcessError, RuntimeError, KeyError, IndexError, ValueError) as exc:
+        detail = exc.stderr.strip()[-300:] if isinstance(exc, subprocess.CalledProcessError) else str(exc)[:300]
+        return {"error": f"{type(exc).__name__}: {detail}"}
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--src", default=str(ROOT / "src"), help="the relay's source tree (default: this one)")
@@ -107,6 +255,10 @@ def main() -> None:
             except httpx.TransportError:
                 time.sleep(0.1)
         result = {"cli": cli_story(env, args.locals_call), "curl": curl_story(url, args.locals_call)}
+        result["cli_wrong_value_stepping"] = _or_error(cli_wrong_value_stepping, env)
+        result["cli_wrong_value_traced"] = _or_error(cli_wrong_value_traced, env)
+        result["curl_wrong_value_stepping"] = _or_error(curl_wrong_value_stepping, url)
+        result["curl_wrong_value_traced"] = _or_error(curl_wrong_value_traced, url)
     finally:
         relay.terminate()
         relay.wait(timeout=30)
