@@ -130,6 +130,13 @@ def _cut(text, limit):
 
 
 def _brepr(value, limit=ARG_CHARS):
+    t = type(value)
+    if t is int or t is bool or t is float or value is None:  # their own repr, short: no bounds to apply
+        text = repr(value)
+        if len(text) <= limit:
+            return text
+    elif t is str and len(value) <= 40:
+        return repr(value)
     try:
         text = _reprs.repr(value)
     except Exception:
@@ -215,6 +222,31 @@ def _user_file(raw):
 
 def _qualname(code):
     return getattr(code, "co_qualname", None) or code.co_name
+
+
+_facts = {}  # id(code) -> (code, (qualified name, file, first line, parameter names)): once per function
+
+
+def _code_facts(code):
+    """What every call of ``code`` shares, worked out at its first call."""
+    got = _facts.get(id(code))
+    if got is not None and got[0] is code:
+        return got[1]
+    count = code.co_argcount + code.co_kwonlyargcount
+    if code.co_flags & _VARARGS:
+        count += 1
+    if code.co_flags & _VARKEYWORDS:
+        count += 1
+    facts = (_qualname(code), _norm(code.co_filename), code.co_firstlineno, code.co_varnames[:count])
+    _facts[id(code)] = (code, facts)
+    return facts
+
+
+def _thread_name():
+    thread = threading._active.get(_get_ident())  # what current_thread() reads, without its fallbacks
+    if thread is None:
+        return threading.current_thread().name
+    return thread.name
 
 
 def _key(qualname):
@@ -538,16 +570,14 @@ class _Call(object):
         self.trace = trace
         self.n = next(_seq[0])
         self.end = 0
-        self.function = _qualname(code)
-        self.file = _norm(code.co_filename)
-        self.line = code.co_firstlineno
+        self.function, self.file, self.line, params = _code_facts(code)
         self.returned = None
         self.raised = None
         self.raised_line = None
         self.lines = set()
         self.parent = parent.call_id() if parent is not None else None
         self.callees = []
-        self.thread = threading.current_thread().name
+        self.thread = _thread_name()
         self.pid = _state["pid"]
         self.items = []
         self.fold_at = FOLD_AT
@@ -558,15 +588,10 @@ class _Call(object):
         self.exc = None
         self.done = False
         self.record_ = None
-        count = code.co_argcount + code.co_kwonlyargcount
-        if code.co_flags & _VARARGS:
-            count += 1
-        if code.co_flags & _VARKEYWORDS:
-            count += 1
         loc = frame.f_locals
         args = {}
         snap = {}
-        for name in code.co_varnames[:count]:
+        for name in params:
             if name in loc:
                 value = loc[name]
                 text = _brepr(value)
