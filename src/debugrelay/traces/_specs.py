@@ -15,7 +15,7 @@ from debugrelay.sessions import SourceRoots, breakpoints
 from debugrelay.sessions._source import FunctionInfo, find_functions, python_files
 
 NEAREST = 5
-NAMES_SCANNED = 5000
+NAMES_SCANNED = 500  # files read for the nearest names of an unknown bare name
 
 
 @dataclass(frozen=True)
@@ -58,9 +58,10 @@ def resolve(record: SessionRecord, roots: SourceRoots, function: str) -> Found:
             raise _unknown(function, qualname, functions, file=path)
         return Found(file=os.path.normpath(path), qualname=qualname, line=hits[0].def_line)
     folders = breakpoints.search_roots(record)
-    files, module_roots = ([], list(roots.folders)) if folders is None else (roots.allowed(g) for g in folders)
-    if folders is None:
-        files = list(roots.folders)
+    if folders is None:  # no launch yet: the folders the relay serves
+        files = module_roots = list(roots.folders)
+    else:
+        files, module_roots = (roots.allowed(group) for group in folders)
     name = f"{where}:{qualname}" if where is not None else qualname
     found = find_functions(name, files, module_roots, roots)
     if where is None:
