@@ -342,3 +342,19 @@ def test_an_attach_debugpy_drops_early_is_made_again_and_the_relay_never_knows(t
         debuggee.wait()
         adapter.close()
         listener.close()
+
+
+def test_a_keeper_waiting_for_a_relay_after_its_program_ended_sleeps_until_its_linger_ends(keeper: Any) -> None:
+    """Ended with events no relay took, the keeper lingers for one: its loop waits on its sockets, never spins
+    (it woke at once, every round, for a debugpy it no longer tries to reach, and once its drain was over)."""
+    now = 1000.0
+    keeper.close(keeper.up)  # the run is over: debugpy's connection is gone
+    keeper.up_retry_at = now - 5  # a reconnect that was due when the run ended
+    keeper.exit_code = 0
+    keeper.ending_at = now + 2.0
+    keeper.linger_until = now + 30.0
+    keeper.enqueue("output", b"{}", 2, 1)
+    assert keeper.timeout(now) == 1.0  # the loop's longest sleep: nothing to do before then
+    assert keeper.timeout(now + 2.5) == 1.0  # past the drain, lingering
+    assert keeper.timeout(now + 29.5) == 0.5  # wakes when the linger ends
+    assert not keeper.finished(now + 29.5) and keeper.finished(now + 30.0)

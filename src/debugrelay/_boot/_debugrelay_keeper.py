@@ -451,10 +451,10 @@ class Keeper(object):
         waits = [1.0]
         if self.exit_code is None:  # the tree is scanned while the debuggee runs
             waits.append(max(0.0, self.scan_at - now))
-        if self.up is None:
+        if self.up is None and self.ending_at is None:  # debugpy is reached again only while the run goes on
             waits.append(max(0.0, self.up_retry_at - now))
-        if self.ending_at is not None:
-            waits.append(max(0.0, self.ending_at - now))
+        if self.ending_at is not None:  # the drain's end, then (lingering for a relay) the linger's
+            waits.append(max(0.0, (self.ending_at if now < self.ending_at else self.linger_until) - now))
         if self.held_end:
             waits.append(max(0.0, self.hold_until - now))
         for conn in self.pending.values():
