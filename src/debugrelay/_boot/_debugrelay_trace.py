@@ -513,10 +513,7 @@ def _items_record(items):
     for it in items:
         t = type(it)
         if t is tuple:
-            if it[1]:
-                out.append({"line": it[0], "changed": it[1]})
-            else:
-                out.append({"line": it[0]})
+            out.append({"line": it[0], "changed": it[1] or {}})
         elif t is _Loop:
             out.append(it.record())
         else:
