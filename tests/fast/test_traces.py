@@ -4,10 +4,13 @@ against the sources with the nearest names when unknown; bounds refused the same
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from debugrelay.models import TraceRequest
+from debugrelay.models import LaunchRequest, PathMapping, TraceRecord, TraceRequest
 from debugrelay.service import DebugService
+from debugrelay.traces import ENV, for_target
 from tests.conftest import target
 
 from .conftest import refusal
@@ -76,3 +79,17 @@ async def test_a_bare_name_is_found_in_the_folders_the_relay_serves(service: Deb
     assert (found.file, found.qualname) == (ORDERS, "Cart.total")
     module = await service.add_trace(sid, TraceRequest(function="tests.targets.tr_orders:fact"))
     assert (module.file, module.qualname) == (ORDERS, "fact")
+
+
+async def test_a_launch_whose_code_is_elsewhere_in_its_image_is_given_the_traced_files_there() -> None:
+    """A Kubernetes target runs the code of its image: the traces name the files where the image has them."""
+    record = TraceRecord(id="t1", file="/home/me/shop/app/cart.py", qualname="Cart.total", line=3)
+    spec = LaunchRequest(
+        script="/home/me/shop/main.py",
+        path_mappings=[PathMapping(local_root="/home/me/shop", remote_root="/srv/shop")],
+    )
+    given = json.loads(for_target(spec, [record]).env[ENV])
+    assert given == [
+        {"id": "t1", "file": "/srv/shop/app/cart.py", "qualname": "Cart.total", "keep": 1000, "callees": False}
+    ]
+    assert for_target(LaunchRequest(script="/x.py"), []).env == {}  # no trace: the launch as it was

@@ -113,7 +113,8 @@ class TraceOps(ServiceCore):
     async def _apply(self, session: Session, trace: TraceRecord) -> str:
         """The trace put in place in the running program: what to tell the agent."""
         try:
-            answer = await traces.call(session, "add", traces.spec_of(trace))
+            where = session.target.to_remote_path(trace.file) if session.target is not None else None
+            answer = await traces.call(session, "add", traces.spec_of(trace, where))
         except CollectFailed as exc:
             return f"Not applied in the running program ({exc.message}); it is at the next launch."
         if isinstance(answer, dict) and answer.get("found"):
@@ -197,7 +198,7 @@ class TraceOps(ServiceCore):
         cut = call.get("cut")
         return CallRun(
             **fields,
-            file=str(call.get("file") or ""),
+            file=session.to_local(str(call.get("file") or "")) or "",  # the user's path, not an image's
             line=int(call.get("line") or 0),
             events=events,
             callees=[str(c) for c in call.get("callees") or []],

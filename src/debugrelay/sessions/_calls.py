@@ -18,6 +18,7 @@ from typing import Any
 import msgspec
 
 from debugrelay.errors import StoreUnavailable
+from debugrelay.launchers.kubernetes_pod import to_remote
 from debugrelay.models import LaunchRequest, SessionRecord, TraceRecord
 from debugrelay.store import StateStore
 
@@ -27,11 +28,11 @@ DEFAULT_KEEP = 1000
 ENV = "DEBUGRELAY_TRACES"  # the traces a launched program starts with (its boot module reads them)
 
 
-def spec_of(trace: TraceRecord) -> dict[str, Any]:
-    """A trace as the target's tracer takes it."""
+def spec_of(trace: TraceRecord, file: str | None = None) -> dict[str, Any]:
+    """A trace as the target's tracer takes it (``file``: where the target has the traced file)."""
     return {
         "id": trace.id,
-        "file": trace.file,
+        "file": file or trace.file,
         "qualname": trace.qualname,
         "keep": trace.keep,
         "callees": trace.callees,
@@ -42,7 +43,9 @@ def for_target(spec: LaunchRequest, traces: list[TraceRecord]) -> LaunchRequest:
     """The spec the launcher starts: the session's traces in the program's environment."""
     if not traces:
         return spec
-    return msgspec.structs.replace(spec, env={**spec.env, ENV: json.dumps([spec_of(t) for t in traces])})
+    mappings = [(m.local_root, m.remote_root) for m in spec.path_mappings]  # code in an image, elsewhere
+    given = [spec_of(t, to_remote(t.file, mappings)) for t in traces]
+    return msgspec.structs.replace(spec, env={**spec.env, ENV: json.dumps(given)})
 
 
 class _Saved(msgspec.Struct, omit_defaults=True):
