@@ -54,6 +54,8 @@ def test_wrong_tokens_are_limited_per_client_address_and_right_ones_never_count(
         limited(guesser.post("/ui/login", json={"token": TOKEN}))
         limited(guesser.get("/ui", headers=bearer("guess")))
         assert ok(guesser.get("/health"))["status"] == "ok"  # open paths stay open
+        assert ok(guesser.get("/livez"))["status"] == "ok"  # the probes too: a kubelet holds no token
+        assert ok(guesser.get("/readyz"))["status"] == "ready"
 
         # another address has its own allowance
         ok(other.get("/sessions", headers=bearer(TOKEN)))

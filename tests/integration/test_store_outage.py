@@ -288,3 +288,23 @@ async def test_mcp_tools_say_a_change_is_not_persisted_yet(
 
     group.server.start()
     assert lines(written(relay, group, sid, lambda r: lines(r) == [TICK_LINE, PRINT_LINE])) == [TICK_LINE, PRINT_LINE]
+
+
+def test_a_hung_redis_takes_the_relay_out_of_service_without_failing_its_liveness(
+    relay: Relay, store: Redis
+) -> None:
+    """Redis frozen (connections accepted, never answered): readiness says so at once (503, within its bound),
+    liveness never asks the store (200), and both answer a kubelet that names the pod's address as Host."""
+    assert ok(relay.http.get("/readyz"))["status"] == "ready"
+    store.pause()
+    try:
+        live = relay.http.get("/livez", headers={"Host": "10.42.0.17:8765"})
+        assert (live.status_code, live.json()) == (200, {"status": "ok"})
+        ready = relay.http.get("/readyz", headers={"Host": "10.42.0.17:8765"})
+        assert ready.status_code == 503
+        assert ready.json() == {"status": "unready", "store": "redis", "store_ok": False, "within": 0.8}
+        assert ok(relay.http.get("/health"))["store_ok"] is False  # answered, not held for the store's timeout
+        error_of(relay.http.get("/sessions", headers={"Host": "10.42.0.17:8765"}), 400, "invalid_host")
+    finally:
+        store.unpause()
+    poll(lambda: relay.http.get("/readyz").status_code == 200, what="the relay ready again")

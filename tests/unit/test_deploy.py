@@ -12,6 +12,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from debugrelay.api.server import STORE_CHECK_SECONDS
+
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 OVERLAYS = ("dev", "team")
 KUBERNETES_VERSION = "1.32.0"  # the schemas every object is checked against (kubectl here is 1.32)
@@ -173,11 +175,15 @@ def test_redis_requires_the_password_the_relays_are_given_from_the_secret(render
     assert names.index("POD_IP") < names.index("DEBUGRELAY_ADVERTISE_URL")
 
 
-def test_the_relay_is_probed_on_health_and_advertises_its_pod_ip(rendered: list[dict[str, Any]]) -> None:
+def test_the_relay_is_probed_without_restarts_for_a_stalled_store_and_advertises_its_pod_ip(
+    rendered: list[dict[str, Any]],
+) -> None:
+    """Liveness never asks the state store; readiness does, and answers within its probe's timeout."""
     (deployment,) = [o for o in rendered if o["kind"] == "Deployment"]
     (relay,) = deployment["spec"]["template"]["spec"]["containers"]
-    assert relay["readinessProbe"]["httpGet"]["path"] == "/health"
-    assert relay["livenessProbe"]["httpGet"]["path"] == "/health"
+    ready, live = relay["readinessProbe"], relay["livenessProbe"]
+    assert (ready["httpGet"]["path"], live["httpGet"]["path"]) == ("/readyz", "/livez")
+    assert ready["timeoutSeconds"] > STORE_CHECK_SECONDS and live["timeoutSeconds"] > STORE_CHECK_SECONDS
     env = {e["name"]: e for e in relay["env"]}
     assert env["POD_IP"]["valueFrom"]["fieldRef"]["fieldPath"] == "status.podIP"
     assert env["DEBUGRELAY_ADVERTISE_URL"]["value"] == "http://$(POD_IP):8765"

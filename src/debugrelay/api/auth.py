@@ -1,4 +1,5 @@
-"""Bearer-token check for every path but ``/health`` when the relay has a token, and the limit on failed tries.
+"""Bearer-token check for every path but the probes (``/health``, ``/livez``, ``/readyz``) when the relay has a
+token, and the limit on failed tries.
 
 ``/ui`` checks its own: the bearer token or a view session's cookie (see ``api.ui``), which is good there only.
 A request another replica forwarded carries a signature instead of the token (see ``api.replicas``).
@@ -24,10 +25,10 @@ from litestar.types import ASGIApp, Receive, Scope, Send
 
 from debugrelay.errors import RelayError, Unauthorized
 
-from .browser import InvalidHeader
+from .browser import PROBE_PATHS, InvalidHeader
 from .replicas import PROOF_PATH, SIGNATURE, SignedRequests
 
-OPEN_PATHS = frozenset({"/health", PROOF_PATH})
+OPEN_PATHS = frozenset({"/health", PROOF_PATH, *PROBE_PATHS})
 _HOPS = b"x-debugrelay-hops"
 BURST = 10  # failed tries an address may make at once
 PER_SECOND = 1.0  # then this many a second

@@ -226,6 +226,8 @@ class _Guard:
         raise ForbiddenOrigin(f"{what} from the origin '{clip(raw)}' are refused", details={"origin": clip(raw)})
 
     def __call__(self, scope: Scope) -> None:
+        if scope["path"] in PROBE_PATHS and scope.get("method") == "GET":
+            return  # a kubelet's probe names the pod's address; what a probe answers tells a page nothing
         headers = Headers.from_scope(scope)
         host = self.host(headers)
         # a WebSocket handshake is a GET any page may open: it counts as a change
@@ -235,6 +237,9 @@ class _Guard:
             _check_ui(headers)
         if method in _BODY_METHODS:
             _check_body(headers)
+
+
+PROBE_PATHS = frozenset({"/livez", "/readyz"})  # answered whatever Host names the relay
 
 
 def browser_guard(settings: Settings) -> Any:

@@ -9,14 +9,27 @@ import sys
 
 import debugpy
 import msgspec
-from litestar import Controller, get, post
+from litestar import Controller, Response, get, post
+from litestar.openapi import ResponseSpec
 
 from debugrelay import __version__
 from debugrelay.config import PublicSettings
 from debugrelay.launchers.remote import debuggable_processes
-from debugrelay.models import Health, Info, Processes, ShuttingDown
+from debugrelay.models import Health, Info, Liveness, Processes, Readiness, ShuttingDown
+from debugrelay.store import StateStore
 
 from ._deps import Config, Manager
+
+STORE_CHECK_SECONDS = 0.8  # a probe's store check answers within this (the manifests' probes time out at 2 s)
+
+
+async def store_answers(store: StateStore) -> bool:
+    """Whether the store answers a ping within STORE_CHECK_SECONDS (a hung Redis takes its socket timeout)."""
+    try:
+        return await asyncio.wait_for(store.ping(), STORE_CHECK_SECONDS)
+    except TimeoutError:
+        return False
+
 
 CAPABILITIES = [
     "launch",
@@ -50,7 +63,7 @@ class ServerController(Controller):
 
     @get("/health", summary="Liveness and store reachability")
     async def health(self, manager: Manager) -> Health:
-        store_ok = await manager.store.ping()
+        store_ok = await store_answers(manager.store)
         return Health(
             status="ok" if store_ok else "degraded",
             store=manager.store.name,
@@ -58,6 +71,26 @@ class ServerController(Controller):
             unpersisted_writes=manager.store.pending,
             **manager.counts(),
         )
+
+    @get("/livez", summary="Liveness probe: the relay answers (the state store is not asked)")
+    async def livez(self) -> Liveness:
+        return Liveness(status="ok")
+
+    @get(
+        "/readyz",
+        summary="Readiness probe: 200 when the state store answered within 0.8 s, else 503",
+        responses={503: ResponseSpec(data_container=Readiness, description="the state store did not answer")},
+    )
+    async def readyz(self, manager: Manager) -> Response[Readiness]:
+        store_ok = await store_answers(manager.store)
+        ready = Readiness(
+            status="ready" if store_ok else "unready",
+            store=manager.store.name,
+            store_ok=store_ok,
+            within=STORE_CHECK_SECONDS,
+            unpersisted_writes=manager.store.pending,
+        )
+        return Response(ready, status_code=200 if store_ok else 503)
 
     @get("/info", summary="Version and capabilities")
     async def info(self, manager: Manager) -> Info:

@@ -373,6 +373,22 @@ class Health(Model, kw_only=True):
     unpersisted_writes: int = 0  # changes made while the store was down, written through when it is back
 
 
+class Liveness(Model, kw_only=True):
+    """The relay's event loop answers; the state store is not asked (a stalled store must not restart it)."""
+
+    status: Literal["ok"]
+
+
+class Readiness(Model, kw_only=True):
+    """Whether the relay can take sessions now: its state store answered within ``within`` seconds."""
+
+    status: Literal["ready", "unready"]
+    store: str
+    store_ok: bool
+    within: float
+    unpersisted_writes: int = 0
+
+
 class Info(Model, kw_only=True):
     name: str
     version: str
