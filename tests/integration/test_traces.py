@@ -13,6 +13,7 @@ import pytest
 from tests.conftest import Relay, Sessions, error_of, line_of, ok, output_text, target
 from tests.integration.test_cli import Cli
 from tests.integration.test_mcp import http_agent, stdio_agent
+from tests.integration.test_metrics import scraped, value
 from tests.redis_server import Cluster
 
 pytestmark = pytest.mark.integration
@@ -238,6 +239,7 @@ def test_calls_recorded_so_far_outlive_a_relay_restarted_with_redis(cluster: Clu
     after = calls(second.http, paused, limit=1000)
     assert after["total"] == 7777 and after["calls"] == before["calls"]
     assert [c["returned"] for c in calls(second.http, ended)["calls"]] == ["24", "6", "2", "1"]  # from the store
+    assert value(scraped(second.http), "debugrelay_keeper_reconnects_total") >= 1  # the paused one, held again
     ok(second.http.delete(f"/sessions/{paused}"))
     ok(second.http.delete(f"/sessions/{ended}"))
 

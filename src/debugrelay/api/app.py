@@ -13,6 +13,7 @@ from litestar.config.cors import CORSConfig
 from litestar.datastructures import ResponseHeader, State
 from litestar.di import Provide
 from litestar.openapi.config import OpenAPIConfig
+from litestar.plugins.prometheus import PrometheusConfig
 from litestar.routes import HTTPRoute
 from litestar.types import Scope
 
@@ -54,6 +55,16 @@ CONTROLLERS = (
     PoolController,
 )
 document_errors(*CONTROLLERS, *DERIVED)
+
+
+# request counts and latency by route (Litestar's middleware, process-wide; /metrics adds each relay's own)
+REQUESTS = PrometheusConfig(
+    app_name="debugrelay",
+    prefix="debugrelay",
+    group_path=True,
+    exclude_unhandled_paths=True,
+    exclude=["/metrics", "/livez", "/readyz", "/health"],
+)
 
 
 def create_app(settings: Settings | None = None, manager: SessionManager | None = None) -> Litestar:
@@ -110,6 +121,7 @@ def create_app(settings: Settings | None = None, manager: SessionManager | None 
             token_middleware(settings.token, attempts, _peers(settings)),
             forward_middleware,
             trail_middleware,
+            REQUESTS.middleware,
         ],
         cors_config=_cors(settings),
         response_headers=[

@@ -226,8 +226,8 @@ class _Guard:
         raise ForbiddenOrigin(f"{what} from the origin '{clip(raw)}' are refused", details={"origin": clip(raw)})
 
     def __call__(self, scope: Scope) -> None:
-        if scope["path"] in PROBE_PATHS and scope.get("method") == "GET":
-            return  # a kubelet's probe names the pod's address; what a probe answers tells a page nothing
+        if scope["path"] in PROBE_PATHS | SCRAPED_PATHS and scope.get("method") == "GET":
+            return  # a kubelet's probe or a scraper names the pod's address; a page learns nothing it may use
         headers = Headers.from_scope(scope)
         host = self.host(headers)
         # a WebSocket handshake is a GET any page may open: it counts as a change
@@ -239,7 +239,8 @@ class _Guard:
             _check_body(headers)
 
 
-PROBE_PATHS = frozenset({"/livez", "/readyz"})  # answered whatever Host names the relay
+PROBE_PATHS = frozenset({"/livez", "/readyz"})  # answered whatever Host names the relay, without a token
+SCRAPED_PATHS = frozenset({"/metrics"})  # a scraper names the pod's address too (the token is still asked)
 
 
 def browser_guard(settings: Settings) -> Any:

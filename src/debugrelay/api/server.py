@@ -20,6 +20,7 @@ from debugrelay.store import StateStore
 
 from ._deps import Config, Manager
 
+EXPOSITION = "text/plain; version=0.0.4"  # Prometheus's text format (Litestar adds the charset)
 STORE_CHECK_SECONDS = 0.8  # a probe's store check answers within this (the manifests' probes time out at 2 s)
 
 
@@ -91,6 +92,14 @@ class ServerController(Controller):
             unpersisted_writes=manager.store.pending,
         )
         return Response(ready, status_code=200 if store_ok else 503)
+
+    @get(
+        "/metrics",
+        summary="Prometheus metrics: sessions, launches, launch to first stop, requests, the store's backlog",
+        media_type=EXPOSITION,
+    )
+    async def metrics(self, manager: Manager) -> Response[bytes]:
+        return Response(manager.metrics.exposition(), media_type=EXPOSITION)
 
     @get("/info", summary="Version and capabilities")
     async def info(self, manager: Manager) -> Info:

@@ -95,6 +95,7 @@ async def start(session: Session, launcher: Launcher, spec: LaunchRequest, scrip
 
 async def _start_once(session: Session, launcher: Launcher, spec: LaunchRequest, script: str | None) -> None:
     session.reset_run_state()
+    session.launched_at = time.monotonic()  # the first stop (or end) says how long the program took to reach it
     session.record.python = None  # this run's keeper says its own
     with contextlib.suppress(StoreUnavailable):  # Redis down: the launch goes on (the last run may be said again)
         await session.output.flush()  # what the last run printed was not this run's: no answer carries it
@@ -130,19 +131,29 @@ async def _start_once(session: Session, launcher: Launcher, spec: LaunchRequest,
         for line in spec.stdin_inputs:
             await target.send_input((line if line.endswith("\n") else line + "\n").encode())
     except RelayError as exc:
+        counted(session, launcher.name, "failed")
         await launch_failed(session, target, exc)
         raise
     except Exception as exc:
         log.exception("session %s: launch failed", session.id)
+        counted(session, launcher.name, "failed")
         err = LaunchFailed(f"launch failed: {exc}")
         await launch_failed(session, target, err)
         raise err from exc
+    counted(session, launcher.name, "started")
     if session.status in ACTIVE:
         session.record.published = await session.ports.open(session, spec.ports, [])
     if session.record.status == "launching":
         session.record.status = "running"
     await session.save()
     session.notify()
+
+
+def counted(session: Session, launcher: str, outcome: str) -> None:
+    if session.metrics is not None:
+        session.metrics.launches.labels(launcher, outcome).inc()
+    if outcome == "failed":
+        session.launched_at = None
 
 
 async def launch_failed(session: Session, target: Target | None, exc: RelayError) -> None:
@@ -313,6 +324,8 @@ async def rejoin(session: Session, target: Target, timeout: float) -> dict[str, 
     The events the keeper kept while no relay was connected follow its state, in order: the
     listener is in place before they are read.
     """
+    if session.metrics is not None:
+        session.metrics.keeper_reconnects.inc()
     try:
         stored: int | None = max(await session.store.output_seq(session.id), session.output.seen)
     except RelayError:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from debugrelay.config import Settings
 from debugrelay.errors import InvalidRequest, SessionNotFound, TooManySessions
 from debugrelay.launchers import Launcher
+from debugrelay.metrics import Metrics
 from debugrelay.models import AttachSpec, SessionRecord
 from debugrelay.redaction import RedactionSeam, Redactor
 from debugrelay.store import StateStore
@@ -67,6 +68,8 @@ class SessionManager:
         self.started_at = time.time()
         self.ownership: Ownership | None = None  # leases, recovery and takeover: a durable store only
         self.feed = ChangeFeed()  # bumped on every change a live view shows
+        self.metrics = Metrics()  # what /metrics answers of this relay
+        self.metrics.watch(self.sessions.values, lambda: self.store.pending)
         self.trail = Trail(self.sessions, self.feed)
         if redactor is None:
             self.redaction = RedactionSeam.from_settings(settings, store, self.sessions)
@@ -89,6 +92,7 @@ class SessionManager:
             keys=self.keys,
         )
         session.feed = self.feed
+        session.metrics = self.metrics
         return session
 
     async def start(self) -> None:

@@ -23,6 +23,7 @@ from debugrelay.dap import Channel, DapClient, StackFrame
 from debugrelay.errors import InvalidState, NotPaused, RelayError
 from debugrelay.launchers import Launcher, Target
 from debugrelay.launchers.policy import LaunchPolicy, under
+from debugrelay.metrics import Metrics
 from debugrelay.models import AttachSpec, LaunchRequest, SessionRecord, Stop
 from debugrelay.store import StateStore
 from debugrelay.trust import RelayKeys
@@ -97,6 +98,8 @@ class Session:
         self._ending = False
         self.output = OutputBuffer(record.id, store, settings.output_entry_max_chars)
         self.feed: ChangeFeed | None = None  # the manager's: live views sleep on it
+        self.metrics: Metrics | None = None  # the manager's: what /metrics counts
+        self.launched_at: float | None = None  # this run's launch, until its first stop (or end) is counted
         self.output.on_written = self.announce
         self.breakpoint_state = bps.BreakpointState()
         self.probe_available = True

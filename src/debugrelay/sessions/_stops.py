@@ -117,7 +117,18 @@ def arrived(session: Session, process: int | None, body: StoppedEvent, known: St
         session._run_epoch += 1  # another process: nothing read of the last one's stop applies
         session._reads.clear()
     procs.focus, procs.showing, procs.shown_event = process, True, body
+    first_event(session)
     session.spawn(on_stopped(session, body, session._run_epoch, known, process))
+
+
+def first_event(session: Session) -> None:
+    """The run's first stop (or its end): how long it took from the launch, counted once."""
+    started, session.launched_at = session.launched_at, None
+    if started is not None and session.metrics is not None:
+        target = session.record.target
+        session.metrics.first_stop.labels(target.kind if target is not None else "-").observe(
+            time.monotonic() - started
+        )
 
 
 def show_next(session: Session) -> None:
@@ -370,6 +381,7 @@ async def on_end(session: Session, why: str) -> None:
     if session._ending or session.status not in ACTIVE:
         return
     session._ending = True
+    first_event(session)
     target, client = session.target, session.client
     exit_code = session.record.exit_code
     if target is not None:

@@ -1,0 +1,88 @@
+"""The relay's measures for Prometheus: sessions by state and launcher, launches by outcome, launch to first
+stop, keeper reconnects, the state store's write-behind backlog, the evidence kept, traced calls kept.
+
+Each relay has a registry of its own (a process may hold several relays, the tests do); ``/metrics`` answers
+it together with the process-wide one, where Litestar's middleware counts requests and their latency.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING
+
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+if TYPE_CHECKING:
+    from debugrelay.sessions import Session
+
+PREFIX = "debugrelay"
+FIRST_STOP_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 300.0)
+
+
+class _Live(Collector):
+    """Gauges read when scraped, from what the relay holds now."""
+
+    def __init__(self, sessions: Callable[[], Iterable[Session]], pending: Callable[[], int]) -> None:
+        self.sessions = sessions
+        self.pending = pending
+
+    def collect(self) -> Iterator[Metric]:
+        held = GaugeMetricFamily(
+            f"{PREFIX}_sessions", "Sessions this relay holds, by state and launcher", labels=["state", "launcher"]
+        )
+        calls = GaugeMetricFamily(f"{PREFIX}_traced_calls", "Calls of traced functions kept in this relay's memory")
+        counts: dict[tuple[str, str], int] = {}
+        kept = 0
+        for session in list(self.sessions()):
+            record = session.record
+            launcher = (record.target.kind if record.target is not None else None) or (
+                (record.launch.launcher if record.launch is not None else None) or "-"
+            )
+            key = (record.status, launcher)
+            counts[key] = counts.get(key, 0) + 1
+            kept += sum(len(book) for book in session.calls.calls.values())
+        for (state, launcher), n in sorted(counts.items()):
+            held.add_metric([state, launcher], n)
+        calls.add_metric([], kept)
+        yield held
+        yield calls
+        yield GaugeMetricFamily(
+            f"{PREFIX}_store_pending_writes",
+            "Changes kept in memory while the state store is unreachable, written back when it answers",
+            value=self.pending(),
+        )
+
+
+class Metrics:
+    """One relay's measures, in its own registry."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.launches = Counter(
+            f"{PREFIX}_launches",
+            "Launches, by launcher and outcome (started, failed)",
+            ["launcher", "outcome"],
+            registry=self.registry,
+        )
+        self.first_stop = Histogram(
+            f"{PREFIX}_launch_to_first_stop_seconds",
+            "From a launch to its program's first stop (or end)",
+            ["launcher"],
+            buckets=FIRST_STOP_BUCKETS,
+            registry=self.registry,
+        )
+        self.keeper_reconnects = Counter(
+            f"{PREFIX}_keeper_reconnects",
+            "Connections made again to a running target's keeper (a relay restarted)",
+            registry=self.registry,
+        )
+
+    def watch(self, sessions: Callable[[], Iterable[Session]], pending: Callable[[], int]) -> None:
+        """Read the relay's sessions and store backlog when scraped."""
+        self.registry.register(_Live(sessions, pending))
+
+    def exposition(self) -> bytes:
+        """The text format: this relay's measures, then the process's (requests, Python's own)."""
+        return generate_latest(self.registry) + generate_latest(REGISTRY)

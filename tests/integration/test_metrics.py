@@ -1,0 +1,67 @@
+"""``/metrics`` for Prometheus: what a platform team watches, counted from real sessions and requests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.conftest import Relay, Sessions, line_of, target
+
+pytestmark = pytest.mark.integration
+
+BASIC = target("basic.py")
+TOKEN = "metrics-test-token"
+
+
+def scraped(http: httpx.Client, **headers: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """Every sample of /metrics: (name, sorted labels) -> value."""
+    answer = http.get("/metrics", headers=headers)
+    assert answer.status_code == 200, answer.text
+    assert answer.headers["content-type"].startswith("text/plain; version=0.0.4")
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(answer.text)
+        for s in family.samples
+    }
+
+
+def value(samples: dict[tuple[str, tuple[tuple[str, str], ...]], float], name: str, **labels: str) -> float:
+    return samples.get((name, tuple(sorted(labels.items()))), 0.0)
+
+
+def test_sessions_launches_first_stops_and_requests_are_counted(
+    relay: Relay, api: httpx.Client, sessions: Sessions
+) -> None:
+    before = scraped(api)
+    sid, _ = sessions.start_at(BASIC, "add-body")
+    bad = sessions.create()
+    failed = api.post(f"/sessions/{bad}/launch", json={"script": BASIC, "python": "/nonexistent/python3"})
+    assert failed.status_code >= 400
+    after = scraped(api, Host="10.42.0.17:8765")  # a scraper reaches the pod by its address
+    started = ("debugrelay_launches_total", {"launcher": "local", "outcome": "started"})
+    assert value(after, started[0], **started[1]) == value(before, started[0], **started[1]) + 1
+    assert value(after, "debugrelay_launches_total", launcher="local", outcome="failed") >= 1
+    first = value(after, "debugrelay_launch_to_first_stop_seconds_count", launcher="local")
+    assert first == value(before, "debugrelay_launch_to_first_stop_seconds_count", launcher="local") + 1
+    assert value(after, "debugrelay_sessions", state="paused", launcher="local") >= 1
+    waits = "/sessions/{session_id}/wait"
+    assert (
+        value(after, "debugrelay_requests_total", app_name="debugrelay", method="POST", path=waits, status_code="200")
+        >= 1
+    )
+    assert value(after, "debugrelay_store_pending_writes") == 0
+    assert line_of(BASIC, "add-body") and sid
+
+
+def test_metrics_ask_for_the_token_when_the_relay_has_one(tmp_path: Path) -> None:
+    guarded = Relay(tmp_path, env={"DEBUGRELAY_TOKEN": TOKEN})
+    try:
+        with httpx.Client(base_url=guarded.url) as scraper:
+            assert scraper.get("/metrics").status_code == 401
+            samples = scraped(scraper, Authorization=f"Bearer {TOKEN}")
+        assert value(samples, "debugrelay_keeper_reconnects_total") == 0
+    finally:
+        guarded.stop()
