@@ -97,6 +97,7 @@ class ServerController(Controller):
         "/metrics",
         summary="Prometheus metrics: sessions, launches, launch to first stop, requests, the store's backlog",
         media_type=EXPOSITION,
+        include_in_schema=False,  # Prometheus's text, not JSON: documented in the README (Metrics)
     )
     async def metrics(self, manager: Manager) -> Response[bytes]:
         return Response(manager.metrics.exposition(), media_type=EXPOSITION)
