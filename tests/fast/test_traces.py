@@ -51,7 +51,7 @@ async def test_an_unknown_function_or_file_is_refused_and_nothing_changes(servic
     assert unknown.details["nearest"][0] == "fetch"
     assert "Cart.total" in unknown.details["functions"]
     empty = await refusal(service.add_trace(sid, TraceRequest(function=f"{ORDERS}:")))
-    assert (empty.status, empty.code) == (400, "invalid_request")
+    assert (empty.status, empty.code) == (404, "function_not_found")
     outside = await refusal(service.add_trace(sid, TraceRequest(function="/etc/hostname:x")))
     assert (outside.status, outside.code) == (403, "refused")
     assert (await service.traces(sid)).traces == []

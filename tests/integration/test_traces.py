@@ -166,7 +166,7 @@ def test_an_unknown_function_is_refused_with_the_nearest_names(api: httpx.Client
     err = error_of(api.post(f"/sessions/{sid}/traces", json={"function": f"{ORDERS}:Cart.totl"}), 404)
     assert "Cart.total" in err["details"]["nearest"]
     missing = ORDERS.replace("tr_orders", "tr_nothing")
-    error_of(api.post(f"/sessions/{sid}/traces", json={"function": f"{missing}:price"}), 400, "file_not_found")
+    error_of(api.post(f"/sessions/{sid}/traces", json={"function": f"{missing}:price"}), 404, "function_not_found")
     error_of(api.post(f"/sessions/{sid}/traces", json={"function": "/etc/passwd:root"}), 403, "refused")
     assert ok(api.get(f"/sessions/{sid}/traces"))["traces"] == []  # nothing changed
 

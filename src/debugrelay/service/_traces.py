@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from debugrelay import traces
-from debugrelay.errors import CollectFailed, InvalidRequest, NotFound, Unsupported
+from debugrelay.errors import CollectFailed, InvalidState, NotFound
 from debugrelay.models import CallList, CallRun, Trace, TracedCall, TraceList, TraceRecord, TraceRequest
 from debugrelay.models._traces import MAX_TRACES_PER_SESSION
 from debugrelay.sessions import Session
@@ -73,7 +73,7 @@ class TraceOps(ServiceCore):
         session = self._get(session_id)
         record = session.record
         if record.mode == "attach":
-            raise Unsupported(
+            raise InvalidState(
                 "traces need a program the relay launched",
                 details={"mode": "attach"},
                 hint="Launch the program through the relay (its start-up hook records the calls); in an attached "
@@ -83,7 +83,7 @@ class TraceOps(ServiceCore):
         async with session.lock:
             same = next((t for t in record.traces if t.file == found.file and t.qualname == found.qualname), None)
             if same is None and len(record.traces) >= MAX_TRACES_PER_SESSION:
-                raise InvalidRequest(
+                raise InvalidState(
                     f"a session traces at most {MAX_TRACES_PER_SESSION} functions",
                     details={"traces": len(record.traces), "max": MAX_TRACES_PER_SESSION},
                     hint="Remove a trace you no longer need.",

@@ -9,7 +9,7 @@ import itertools
 import os
 from dataclasses import dataclass
 
-from debugrelay.errors import FunctionNotFound, InvalidRequest
+from debugrelay.errors import FileNotFound, FunctionNotFound
 from debugrelay.models import SessionRecord
 from debugrelay.sessions import SourceRoots, breakpoints
 from debugrelay.sessions._source import FunctionInfo, find_functions, python_files
@@ -36,7 +36,7 @@ def split(function: str) -> tuple[str | None, str]:
     if not colon:
         return None, name.replace(".<locals>", "")
     if not name or not where:
-        raise InvalidRequest(
+        raise FunctionNotFound(
             f"'{function}' names no function",
             details={"function": function},
             hint="Give 'file path:Class.method', 'package.module:function' or a function's name.",
@@ -50,7 +50,12 @@ def resolve(record: SessionRecord, roots: SourceRoots, function: str) -> Found:
     where, qualname = split(function)
     if where is not None and _is_path(where):
         path = where if os.path.isabs(where) else _relative(record, where)
-        roots.check(path)  # Refused outside the folders, FileNotFound when absent
+        try:
+            roots.check(path)  # Refused outside the folders
+        except FileNotFound as exc:  # a function of a file that is not there is not found, like any other
+            raise FunctionNotFound(
+                f"no file '{path}'", details={"function": function, "file": path}, hint=exc.hint
+            ) from exc
         info = roots.analyze(path)
         functions = list(info.functions) if info is not None else []
         hits = [f for f in functions if f.qualname == qualname]
