@@ -1,5 +1,5 @@
 """Function traces on real programs through the HTTP API: every call of a traced function, found by one filtered
-list, and one call's whole run read in one request (issue: frame lifetime traces)."""
+list, and one call's whole run read in one request (function traces)."""
 
 from __future__ import annotations
 
