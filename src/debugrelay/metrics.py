@@ -2,13 +2,14 @@
 stop, keeper reconnects, the state store's write-behind backlog, the evidence kept, traced calls kept.
 
 Each relay has a registry of its own (a process may hold several relays, the tests do); ``/metrics`` answers
-it together with the process-wide one, where Litestar's middleware counts requests and their latency.
+it together with the process-wide one, where :func:`request_timer` times the requests.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -17,8 +18,48 @@ from prometheus_client.registry import Collector
 if TYPE_CHECKING:
     from debugrelay.sessions import Session
 
+ASGIApp = Callable[[Any, Any, Any], Any]
+Scope = dict[str, Any]
+Receive = Callable[[], Any]
+Send = Callable[[Any], Any]
+Message = dict[str, Any]
+
 PREFIX = "debugrelay"
 FIRST_STOP_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 300.0)
+REQUEST_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0, 30.0, 300.0)
+UNTIMED = frozenset({"/metrics", "/livez", "/readyz", "/health"})  # the scrapes and probes themselves
+
+# process-wide: one observation per request, by route (its template), method and status class
+REQUESTS = Histogram(
+    f"{PREFIX}_request_duration_seconds",
+    "Requests by route, method and status class, and how long each took (long-polls included)",
+    ["method", "route", "status"],
+    buckets=REQUEST_BUCKETS,
+)
+
+
+def request_timer(app: ASGIApp) -> ASGIApp:
+    """ASGI middleware: each request's time, observed once it has answered (a few µs a request)."""
+
+    async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in UNTIMED:
+            await app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = [500]
+
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status[0] = message["status"]
+            await send(message)
+
+        try:
+            await app(scope, receive, sending)
+        finally:
+            route = scope.get("path_template") or "-"
+            REQUESTS.labels(scope["method"], route, f"{status[0] // 100}xx").observe(time.perf_counter() - started)
+
+    return middleware
 
 
 class _Live(Collector):

@@ -47,11 +47,9 @@ def test_sessions_launches_first_stops_and_requests_are_counted(
     first = value(after, "debugrelay_launch_to_first_stop_seconds_count", launcher="local")
     assert first == value(before, "debugrelay_launch_to_first_stop_seconds_count", launcher="local") + 1
     assert value(after, "debugrelay_sessions", state="paused", launcher="local") >= 1
-    waits = "/sessions/{session_id}/wait"
-    assert (
-        value(after, "debugrelay_requests_total", app_name="debugrelay", method="POST", path=waits, status_code="200")
-        >= 1
-    )
+    waits = ("debugrelay_request_duration_seconds_count", {"method": "POST", "route": "/sessions/{session_id}/wait"})
+    assert value(after, waits[0], **waits[1], status="2xx") >= 1
+    assert value(after, "debugrelay_request_duration_seconds_count", method="GET", route="/metrics", status="2xx") == 0
     assert value(after, "debugrelay_store_pending_writes") == 0
     assert line_of(BASIC, "add-body") and sid
 

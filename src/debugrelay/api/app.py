@@ -13,12 +13,12 @@ from litestar.config.cors import CORSConfig
 from litestar.datastructures import ResponseHeader, State
 from litestar.di import Provide
 from litestar.openapi.config import OpenAPIConfig
-from litestar.plugins.prometheus import PrometheusConfig
 from litestar.routes import HTTPRoute
 from litestar.types import Scope
 
 from debugrelay import __version__
 from debugrelay.config import Settings, load_settings, normalize_origin
+from debugrelay.metrics import request_timer
 from debugrelay.service import RelayService
 from debugrelay.sessions import SessionManager
 from debugrelay.trust import RelayKeys
@@ -55,16 +55,6 @@ CONTROLLERS = (
     PoolController,
 )
 document_errors(*CONTROLLERS, *DERIVED)
-
-
-# request counts and latency by route (Litestar's middleware, process-wide; /metrics adds each relay's own)
-REQUESTS = PrometheusConfig(
-    app_name="debugrelay",
-    prefix="debugrelay",
-    group_path=True,
-    exclude_unhandled_paths=True,
-    exclude=["/metrics", "/livez", "/readyz", "/health"],
-)
 
 
 def create_app(settings: Settings | None = None, manager: SessionManager | None = None) -> Litestar:
@@ -121,7 +111,7 @@ def create_app(settings: Settings | None = None, manager: SessionManager | None 
             token_middleware(settings.token, attempts, _peers(settings)),
             forward_middleware,
             trail_middleware,
-            REQUESTS.middleware,
+            request_timer,
         ],
         cors_config=_cors(settings),
         response_headers=[
