@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from debugrelay import traces
-from debugrelay.errors import CollectFailed, InvalidState, NotFound
+from debugrelay.errors import InvalidState, NotFound, RelayError
 from debugrelay.models import CallList, CallRun, Trace, TracedCall, TraceList, TraceRecord, TraceRequest
 from debugrelay.models._traces import MAX_TRACES_PER_SESSION
 from debugrelay.sessions import Session
@@ -115,7 +115,7 @@ class TraceOps(ServiceCore):
         try:
             where = session.target.to_remote_path(trace.file) if session.target is not None else None
             answer = await traces.call(session, "add", traces.spec_of(trace, where))
-        except CollectFailed as exc:
+        except RelayError as exc:  # the trace is kept either way: the next launch has it
             return f"Not applied in the running program ({exc.message}); it is at the next launch."
         if isinstance(answer, dict) and answer.get("found"):
             session.calls.found.add(trace.id)
@@ -137,7 +137,7 @@ class TraceOps(ServiceCore):
             if session.status in LIVE:
                 try:
                     await traces.call(session, "remove", trace_id)
-                except CollectFailed as exc:
+                except RelayError as exc:
                     answer.message = f"Removed here; the running program could not be told ({exc.message})."
             session.calls.follow()
             await session.save()
