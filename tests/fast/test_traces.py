@@ -93,3 +93,10 @@ async def test_a_launch_whose_code_is_elsewhere_in_its_image_is_given_the_traced
         {"id": "t1", "file": "/srv/shop/app/cart.py", "qualname": "Cart.total", "keep": 1000, "callees": False}
     ]
     assert for_target(LaunchRequest(script="/x.py"), []).env == {}  # no trace: the launch as it was
+
+
+async def test_a_bare_name_before_a_launch_is_looked_for_in_the_operators_folders_only(service: DebugService) -> None:
+    """Not in the interpreter's libraries: the standard library's ``urlsplit`` is nobody's program here."""
+    sid = (await service.create_session()).session_id
+    unknown = await refusal(service.add_trace(sid, TraceRequest(function="urlsplit")))
+    assert (unknown.status, unknown.code) == (404, "function_not_found")

@@ -79,7 +79,8 @@ class TraceOps(ServiceCore):
                 hint="Launch the program through the relay (its start-up hook records the calls); in an attached "
                 "program, use capture points or breakpoints.",
             )
-        found = await asyncio.to_thread(traces.resolve, record, session.source_roots(), request.function)
+        workspace = list(session.policy.roots)
+        found = await asyncio.to_thread(traces.resolve, record, session.source_roots(), request.function, workspace)
         async with session.lock:
             same = next((t for t in record.traces if t.file == found.file and t.qualname == found.qualname), None)
             if same is None and len(record.traces) >= MAX_TRACES_PER_SESSION:

@@ -15,7 +15,7 @@ from debugrelay.sessions import SourceRoots, breakpoints
 from debugrelay.sessions._source import FunctionInfo, find_functions, python_files
 
 NEAREST = 5
-NAMES_SCANNED = 500  # files read for the nearest names of an unknown bare name
+NAMES_SCANNED = 100  # files read for the nearest names of an unknown bare name
 
 
 @dataclass(frozen=True)
@@ -44,9 +44,10 @@ def split(function: str) -> tuple[str | None, str]:
     return where, name.replace(".<locals>", "")
 
 
-def resolve(record: SessionRecord, roots: SourceRoots, function: str) -> Found:
+def resolve(record: SessionRecord, roots: SourceRoots, function: str, workspace: list[str]) -> Found:
     """The function ``function`` names, in the session's sources: :class:`FunctionNotFound` with the nearest
-    names when there is none (and :class:`Refused` for a file outside the session's folders)."""
+    names when there is none (and :class:`Refused` for a file outside the session's folders). A bare or module
+    name before a launch is looked for in ``workspace`` (the operator's folders), never in an interpreter's."""
     where, qualname = split(function)
     if where is not None and _is_path(where):
         path = where if os.path.isabs(where) else _relative(record, where)
@@ -63,8 +64,8 @@ def resolve(record: SessionRecord, roots: SourceRoots, function: str) -> Found:
             raise _unknown(function, qualname, functions, file=path)
         return Found(file=os.path.normpath(path), qualname=qualname, line=hits[0].def_line)
     folders = breakpoints.search_roots(record)
-    if folders is None:  # no launch yet: the folders the relay serves
-        files = module_roots = list(roots.folders)
+    if folders is None:  # no launch yet: the operator's folders (not the interpreter's libraries)
+        files = module_roots = roots.allowed(workspace)
     else:
         files, module_roots = (roots.allowed(group) for group in folders)
     name = f"{where}:{qualname}" if where is not None else qualname
