@@ -6,7 +6,7 @@ from debugrelay.store import EvidenceItem, EvidenceStore, check_id, no_evidence
 
 from . import _snapshots as snapshots
 from ._captures import Captures
-from ._collect import BriefPause
+from ._collect import BriefPause, evaluate_helper
 from ._grep import GREP_HINT, GREP_MAX_CHARS, Found, compile_grep, grep_lines
 from ._hub import EvidenceHub, post_mortem, with_post_mortem
 
@@ -22,6 +22,7 @@ __all__ = [
     "Found",
     "check_id",
     "compile_grep",
+    "evaluate_helper",
     "grep_lines",
     "no_evidence",
     "post_mortem",

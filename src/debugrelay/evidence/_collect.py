@@ -52,25 +52,38 @@ def installed_expression() -> str:
 
 async def evaluate_json(session: Session, frame_id: int, call: str, timeout: float = COLLECT_TIMEOUT) -> Any:
     """``<collector>.<call>`` evaluated in ``frame_id``, its JSON answer decoded."""
+    return await evaluate_helper(
+        session,
+        frame_id,
+        f"{module_expression()}.{call}",
+        what="the snapshot collector",
+        hint="The target must be a CPython debugpy can evaluate in.",
+        timeout=timeout,
+    )
+
+
+async def evaluate_helper(
+    session: Session, frame_id: int, expression: str, *, what: str, hint: str, timeout: float = COLLECT_TIMEOUT
+) -> Any:
+    """``expression`` (a call of one of the relay's helpers in the target, which answers JSON and never
+    raises) evaluated in ``frame_id``, its answer decoded; :class:`CollectFailed` naming ``what`` otherwise."""
     client = session.require_client()
     try:
         body = await client.request(
-            "evaluate",
-            {"expression": f"{module_expression()}.{call}", "frameId": frame_id, "context": "clipboard"},
-            timeout=timeout,
+            "evaluate", {"expression": expression, "frameId": frame_id, "context": "clipboard"}, timeout=timeout
         )
     except DebugpyError as exc:
         raise CollectFailed(
-            "the target could not run the snapshot collector",
+            f"the target could not run {what}",
             details={"reason": exc.message.strip().splitlines()[-1][:300] if exc.message.strip() else ""},
-            hint="The target must be a CPython debugpy can evaluate in.",
+            hint=hint,
         ) from exc
     try:
         found = json.loads(unquote(str(body.get("result", ""))))
     except ValueError as exc:
-        raise CollectFailed("the snapshot collector's answer was not JSON") from exc
+        raise CollectFailed(f"{what}'s answer was not JSON") from exc
     if isinstance(found, dict) and set(found) == {"error"}:
-        raise CollectFailed("the snapshot collector failed in the target", details={"reason": found["error"]})
+        raise CollectFailed(f"{what} failed in the target", details={"reason": found["error"]})
     return found
 
 

@@ -87,9 +87,10 @@ class CallBook:
         if not isinstance(batch, dict) or not isinstance(batch.get("traces"), dict):
             return 0
         pid = str(batch.get("pid") or "")
+        keeps = self._keeps()
         taken = 0
         for trace_id, report in batch["traces"].items():
-            if not isinstance(report, dict) or trace_id not in self._keeps():
+            if not isinstance(report, dict) or trace_id not in keeps:
                 continue  # a trace removed meanwhile
             book = self.calls.setdefault(trace_id, {})
             if report.get("calls") or report.get("found"):
@@ -106,14 +107,14 @@ class CallBook:
             if isinstance(total, int):
                 seen = self.totals.setdefault(trace_id, {})
                 seen[pid] = max(seen.get(pid, 0), total)
-            self._bound(trace_id)
+            self._bound(trace_id, keeps.get(trace_id, DEFAULT_KEEP))
         if taken:
             self._later()
         return taken
 
-    def _bound(self, trace_id: str) -> None:
+    def _bound(self, trace_id: str, keep: int) -> None:
         book = self.calls.get(trace_id, {})
-        over = len(book) - self._keeps().get(trace_id, DEFAULT_KEEP)
+        over = len(book) - keep
         if over <= 0:
             return
         for call_id in [k for k, c in book.items() if not c.get("running")][:over]:
@@ -134,8 +135,8 @@ class CallBook:
         keeps = self._keeps()
         for trace_id in [t for t in self.calls if t not in keeps]:
             self.forget(trace_id)
-        for trace_id in keeps:
-            self._bound(trace_id)
+        for trace_id, keep in keeps.items():
+            self._bound(trace_id, keep)
 
     def forget(self, trace_id: str) -> None:
         self.calls.pop(trace_id, None)

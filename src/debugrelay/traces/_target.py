@@ -11,9 +11,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from debugrelay.errors import CollectFailed, DebugpyError, InvalidState, RelayError
-from debugrelay.evidence import BriefPause
-from debugrelay.inspection._probe import unquote
+from debugrelay.errors import InvalidState, RelayError
+from debugrelay.evidence import BriefPause, evaluate_helper
 
 if TYPE_CHECKING:
     from debugrelay.sessions import Session
@@ -36,26 +35,14 @@ async def call(session: Session, function: str, argument: Any) -> Any:
 
 
 async def _evaluate(session: Session, frame_id: int, function: str, argument: Any) -> Any:
-    expression = f"__import__({MODULE!r}).{function}({json.dumps(argument)!r})"
-    client = session.require_client()
-    try:
-        body = await client.request(
-            "evaluate", {"expression": expression, "frameId": frame_id, "context": "clipboard"}, timeout=CALL_TIMEOUT
-        )
-    except DebugpyError as exc:
-        reason = exc.message.strip().splitlines()[-1][:300] if exc.message.strip() else ""
-        raise CollectFailed(
-            "the target cannot trace functions",
-            details={"reason": reason},
-            hint="Traces need a program the relay started (launch), which has the relay's start-up hooks.",
-        ) from exc
-    try:
-        found = json.loads(unquote(str(body.get("result", ""))))
-    except ValueError as exc:
-        raise CollectFailed("the target's tracer answered something that is not JSON") from exc
-    if isinstance(found, dict) and set(found) == {"error"}:
-        raise CollectFailed("the target's tracer failed", details={"reason": found["error"]})
-    return found
+    return await evaluate_helper(
+        session,
+        frame_id,
+        f"__import__({MODULE!r}).{function}({json.dumps(argument)!r})",
+        what="the tracer",
+        hint="Traces need a program the relay started (launch), which has the relay's start-up hooks.",
+        timeout=CALL_TIMEOUT,
+    )
 
 
 async def paused_calls(session: Session) -> Any | None:
