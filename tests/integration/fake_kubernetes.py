@@ -146,10 +146,7 @@ class FakeKubernetes:
         if pod is None:
             return False
         pod.deleted = True
-        if pod.proc is not None and pod.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(pod.proc.pid, signal.SIGKILL)
-            pod.proc.wait()
+        self._stop_pod(pod)
         self._emit("DELETED", pod)
         for folder in pod.dirs.values():
             shutil.rmtree(folder, ignore_errors=True)
@@ -164,7 +161,14 @@ class FakeKubernetes:
         self.server.shutdown()
         self.server.server_close()
 
-    # -- the kubelet -------------------------------------------------------------------------
+    # -- the kubelet (a subclass may play pods another way: override _kubelet and _stop_pod) ---
+
+    def _stop_pod(self, pod: FakePod) -> None:
+        """End what plays ``pod`` (its processes), at once."""
+        if pod.proc is not None and pod.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pod.proc.pid, signal.SIGKILL)
+            pod.proc.wait()
 
     def _rewrite(self, pod: FakePod, mounts: list[dict[str, Any]], value: str, ip: str, inner: str) -> str:
         for m in mounts:
