@@ -277,7 +277,7 @@ def test_a_secret_argument_of_a_traced_call_shows_its_placeholder(
 def test_with_a_token_the_page_asks_for_it_and_keeps_it_out_of_every_url(browser: WebDriver, guarded: Relay) -> None:
     sid = Sessions(guarded.http).create(name="behind-a-token")
     browser.delete_all_cookies()
-    browser.get(f"{guarded.url}/ui")
+    open_sign_in(browser, f"{guarded.url}/ui")
     browser.find_element(By.ID, "token").send_keys("not-the-token")
     browser.find_element(By.CSS_SELECTOR, "#login button").click()
     until(browser, lambda d: d.find_element(By.ID, "login-error").is_displayed(), "that the token is wrong")
@@ -327,8 +327,14 @@ def test_the_view_refuses_what_it_must_without_a_500(guarded: Relay, relay: Rela
 # -- the view's sign-in: a view session, not the token ----------------------------------------------
 
 
+def open_sign_in(browser: WebDriver, url: str) -> None:
+    """The sign-in page, once its script listens: a click before that would go unheard."""
+    browser.get(url)
+    until(browser, lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready"), "a page ready for input")
+
+
 def sign_in(browser: WebDriver, url: str) -> None:
-    browser.get(f"{url}/ui")
+    open_sign_in(browser, f"{url}/ui")
     browser.find_element(By.ID, "token").send_keys(TOKEN)
     browser.find_element(By.CSS_SELECTOR, "#login button").click()
     until(browser, lambda d: d.find_elements(By.ID, "signout"), "the signed-in view")

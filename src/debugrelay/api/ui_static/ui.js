@@ -148,8 +148,15 @@
                           body: JSON.stringify({token: token})})
         .then(function (r) {
           if (r.ok) { location.reload(); return; }
-          document.getElementById("login-error").hidden = false;
-        });
+          return r.json().then(function (e) { return e.error.message; }, function () { return r.statusText; })
+            .then(function (why) { loginError(r.status === 401 ? "wrong token" : why); });
+        }, function () { loginError("the relay did not answer"); });
     });
   }
+  function loginError(text) {
+    var el = document.getElementById("login-error");
+    el.textContent = text;
+    el.hidden = false;
+  }
+  body.dataset.ready = "1";  // every handler is in place: a click now is heard
 })();
