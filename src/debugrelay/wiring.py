@@ -7,6 +7,7 @@ import logging
 
 from debugrelay import inspection
 from debugrelay.config import Settings, offered_launchers
+from debugrelay.dap import orphan_seconds
 from debugrelay.evidence import EvidenceHub, with_post_mortem
 from debugrelay.launchers import Launcher, LocalLauncher
 from debugrelay.redaction import Redactor, install_log_filter, load_patterns
@@ -28,6 +29,7 @@ def build_launchers(settings: Settings) -> dict[str, Launcher]:
             pool_size=settings.pool_size,
             launch_timeout=settings.launch_timeout,
             request_timeout=settings.request_timeout,
+            orphan_after=orphan_seconds(settings.session_timeout_minutes),
         )
     if "docker" in offered:
         launchers["docker"] = DockerLauncher(settings, pool_size=settings.docker_pool_size)

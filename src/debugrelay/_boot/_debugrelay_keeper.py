@@ -1,7 +1,8 @@
 """debugrelay's keeper: the debuggee's parent, holding its one DAP connection so a relay may come and go.
 
     DEBUGRELAY_KEEPER_SECRET=... python _debugrelay_keeper.py --listen HOST:PORT --connect 127.0.0.1:INNER \
-        [--status-file PATH] [--client JSON] -- python -m debugpy --listen 127.0.0.1:INNER --wait-for-client ...
+        [--status-file PATH] [--client JSON] [--orphan-after SECONDS] \
+        -- python -m debugpy --listen 127.0.0.1:INNER --wait-for-client ...
 
 The secret comes in the environment, or (``--secret-fd N``) on an inherited pipe, read and closed at
 start, so that it is not in the keeper's /proc/<pid>/environ at all.
@@ -23,6 +24,15 @@ and ``exited``/``terminated`` wait for the debuggee's exit (the pipes then hold 
 a relay is connected but slow to read, the pipes wait (the program blocks on write, as under any
 slow reader); while none is, output is queued as above. A debuggee that ends while no relay is
 connected leaves a keeper that waits up to LINGER_SECONDS for one to take what it queued.
+
+A target whose relay never comes back ends: with ``--orphan-after SECONDS`` (the session's timeout),
+once no relay has been connected for that long the keeper ends the program (SIGTERM to every process
+under it, SIGKILL after ORPHAN_GRACE), says why on its stderr, and exits; a keeper holding a program it
+did not start lets it go instead (debugpy resumes it) and exits. The deadline starts over whenever a
+relay connects, and never runs while one is connected (the relay times out an idle session itself). A
+relay may set it again with the request ``debugrelay.orphanAfter`` (``{"seconds": N}``): it says the
+session's timeout as it connects and whenever the timeout changes, and a warm keeper started before its
+session existed learns it that way.
 
 The keeper makes itself non-dumpable: its ``/proc/<pid>/environ`` (where the secret was) and its
 memory are closed to the debuggee, which runs as the same user.
@@ -119,12 +129,15 @@ HTTP_REQUEST = "debugrelay.http"  # a relay's request: send an HTTP request to t
 HTTP_RESPONSE = "debugrelay.httpResponse"  # its outcome, an event: queued like output while no relay is there
 HTTP_BODY_KEPT = 16384  # characters of a response body passed on (the whole length is said)
 HTTP_CONNECT_GRACE = 5.0  # a service just started may not listen yet: connecting is retried this long
+ORPHAN_REQUEST = "debugrelay.orphanAfter"  # a relay's request: the session's timeout, in seconds
+ORPHAN_GRACE = 5.0  # s the program has to end on SIGTERM once its relay is gone for good, then SIGKILL
 KEPT_EVENTS = frozenset(("stopped", "exited", "terminated", HTTP_RESPONSE))  # never dropped from the queue
 
 
 USAGE = (
     "usage: _debugrelay_keeper.py --listen HOST:PORT --connect HOST:PORT [--status-file PATH] [--client JSON]"
-    " [--secret-fd N] -- [COMMAND]  (no command, with --client: hold a program that debugpy already serves)"
+    " [--secret-fd N] [--orphan-after SECONDS] -- [COMMAND]"
+    "  (no command, with --client: hold a program that debugpy already serves)"
 )
 
 
@@ -316,6 +329,7 @@ class Keeper(object):
         streams=(),
         births=None,
         traces=None,
+        orphan_after=None,
     ):
         self.sel = selectors.DefaultSelector()
         self.listener = listener
@@ -385,6 +399,10 @@ class Keeper(object):
         if births is not None:
             births.setblocking(False)
             self.sel.register(births, selectors.EVENT_READ, "births")
+        self.orphan_after = orphan_after  # s without a relay before the program is ended (None: never)
+        self.alone_since = time.monotonic()  # when the last relay left (or the keeper started)
+        self.orphaned = False  # the deadline passed: the program is being ended, no relay is waited for
+        self.kill_at = None  # SIGKILL for what is left under the keeper, once the grace has run out
         self.traces = traces  # a datagram socket: the calls of traced functions, from the program's processes
         if traces is not None:
             traces.setblocking(False)
@@ -404,6 +422,12 @@ class Keeper(object):
             now = time.monotonic()
             if self.held_end and (self.exit_code is not None or self.child is None or now >= self.hold_until):
                 self.release_end()
+            if self.orphan_at() is not None and now >= self.orphan_at():
+                self.orphan(now)
+            if self.kill_at is not None and now >= self.kill_at and self.exit_code is None:
+                self.kill_at = None
+                log("the program did not end within %g s: killing it" % ORPHAN_GRACE)
+                signal_tree(signal.SIGKILL)
             if self.child is None and not self.attached and not self.gone and now >= self.attach_until:
                 log("debugpy at %s:%s never took the keeper: giving up" % self.upstream_addr[:2])
                 self.gone = True
@@ -433,7 +457,7 @@ class Keeper(object):
 
     def finished(self, now):
         """After the debuggee's exit: everything passed on, or no use waiting any longer."""
-        if self.relay is None and self.queue and self.worth_lingering():
+        if self.relay is None and self.queue and self.worth_lingering() and not self.orphaned:
             return now >= self.linger_until  # what no relay has taken yet waits for one, a while
         if self.drained():
             return True
@@ -457,9 +481,43 @@ class Keeper(object):
             waits.append(max(0.0, (self.ending_at if now < self.ending_at else self.linger_until) - now))
         if self.held_end:
             waits.append(max(0.0, self.hold_until - now))
+        for due in (self.orphan_at(), self.kill_at):
+            if due is not None:
+                waits.append(max(0.0, due - now))
         for conn in self.pending.values():
             waits.append(max(0.0, conn.deadline - now))
         return min(waits)
+
+    # -- no relay for too long -------------------------------------------------------------------
+
+    def orphan_at(self):
+        """When the program is ended for want of a relay: None while one is connected, or the run ends anyway."""
+        if self.orphan_after is None or self.relay is not None or self.orphaned or self.ending_at is not None:
+            return None
+        return self.alone_since + self.orphan_after
+
+    def orphan(self, now):
+        """No relay for the session's timeout: nobody comes back for this program, so it ends (a program
+        the keeper did not start is let go: debugpy resumes it once its client, the keeper, is gone)."""
+        self.orphaned = True
+        what = "ending the program" if self.child is not None else "letting the program go"
+        log("no relay for %s: the session's timeout; %s" % (span(self.orphan_after), what))
+        if self.child is None:
+            self.gone = True
+            if self.up is not None:
+                self.close(self.up)
+            return
+        signal_tree(signal.SIGTERM)
+        self.kill_at = now + ORPHAN_GRACE
+
+    def set_orphan_after(self, request):
+        """A relay's ``debugrelay.orphanAfter``: the session's timeout (it may have changed since the launch)."""
+        seconds = (request.get("arguments") or {}).get("seconds")
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds < float("inf"):
+            self.reply(request, False, message="seconds must be a positive number")
+            return
+        self.orphan_after = float(seconds)
+        self.reply(request, True, body={"seconds": self.orphan_after})
 
     def step(self, timeout):
         for key, mask in self.sel.select(timeout):
@@ -532,6 +590,7 @@ class Keeper(object):
         self.pending.pop(conn.id, None)
         if conn is self.relay:
             self.relay = None
+            self.alone_since = time.monotonic()
             self.held = []
             self.init_due = False
             self.attach_waiting = None
@@ -678,6 +737,9 @@ class Keeper(object):
         if self.client is not None and self.answer_handshake(message):
             return
         command = message.get("command")
+        if command == ORPHAN_REQUEST:
+            self.set_orphan_after(message.full())
+            return
         if command == HTTP_REQUEST:
             self.http_request(message.full())
             return
@@ -1445,8 +1507,21 @@ def subreaper():
         pass
 
 
+def span(seconds):
+    """A deadline as said in the log: minutes from a minute on, else seconds."""
+    if seconds >= 60:
+        return "%g min" % round(seconds / 60, 2)
+    return "%g s" % round(seconds, 2)
+
+
 def end_leftovers():
     """End every process still under the keeper once the debuggee has ended: a session ends with its root."""
+    signal_tree(signal.SIGKILL)
+
+
+def signal_tree(signum):
+    """Send ``signum`` to every process under the keeper (the debuggee, its children, their orphans: the
+    keeper is their subreaper)."""
     if not os.path.isdir("/proc"):
         return
     me = os.getpid()
@@ -1468,7 +1543,7 @@ def end_leftovers():
                 stack.append(pid)
     for pid in left:
         try:
-            os.kill(pid, signal.SIGKILL)
+            os.kill(pid, signum)
         except OSError:
             pass
 
@@ -1619,9 +1694,26 @@ def main(argv):  # noqa: PLR0915
     listener.bind(listen)
     listener.listen(8)
     client = json.loads(opts["--client"]) if "--client" in opts else None
+    orphan_after = None
+    if "--orphan-after" in opts:
+        try:
+            orphan_after = float(opts["--orphan-after"])
+        except ValueError:
+            orphan_after = -1.0
+        if not 0 < orphan_after < float("inf"):
+            raise SystemExit("--orphan-after takes a number of seconds > 0")
     if not command:  # a program someone else started, debugpy listening at --connect: held, not started
         keeper = Keeper(
-            listener, address(opts["--connect"]), secret, opts.get("--status-file"), None, client, None, [], None
+            listener,
+            address(opts["--connect"]),
+            secret,
+            opts.get("--status-file"),
+            None,
+            client,
+            None,
+            [],
+            None,
+            orphan_after=orphan_after,
         )
         keeper.run()
         return 0
@@ -1653,6 +1745,7 @@ def main(argv):  # noqa: PLR0915
         streams,
         births,
         traces,
+        orphan_after=orphan_after,
     )
 
     def forward(signum, _frame):

@@ -21,7 +21,16 @@ from ._bodies import (
 from ._client import Channel, DapClient, EventListener, ProcessListener
 from ._framing import MAX_BODY, FramingError, frame, read_frame
 from ._handshake import ATTACH_ARGS, INITIALIZE_ARGS, attach_args
-from ._keeper import KEEPER_FILE, SECRET_ENV, keeper_command, new_secret, secret_pipe
+from ._keeper import (
+    KEEPER_FILE,
+    ORPHAN_REQUEST,
+    SECRET_ENV,
+    keeper_command,
+    new_secret,
+    orphan_seconds,
+    secret_pipe,
+    tell_orphan_after,
+)
 from ._messages import Event, Request, Response, decode_message, encode_message
 
 __all__ = [
@@ -29,6 +38,7 @@ __all__ = [
     "INITIALIZE_ARGS",
     "KEEPER_FILE",
     "MAX_BODY",
+    "ORPHAN_REQUEST",
     "SECRET_ENV",
     "BreakpointsBody",
     "Channel",
@@ -58,8 +68,10 @@ __all__ = [
     "frame",
     "keeper_command",
     "new_secret",
+    "orphan_seconds",
     "plain_exception_type",
     "plain_frame_name",
     "read_frame",
     "secret_pipe",
+    "tell_orphan_after",
 ]

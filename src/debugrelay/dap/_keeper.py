@@ -3,6 +3,9 @@
 The keeper greets with ``DEBUGRELAY-KEEPER/1 <nonce>``; the relay answers the hex HMAC-SHA256 of
 ``debugrelay-keeper:<nonce>`` under the target's secret (the secret itself never crosses the wire);
 the keeper then sends its state as a ``debugrelay.keeper`` event, before any other message.
+
+A keeper with no relay connected for the session's timeout ends its program (``--orphan-after``, then
+the ``debugrelay.orphanAfter`` request: see :func:`tell_orphan_after`).
 """
 
 from __future__ import annotations
@@ -12,14 +15,21 @@ import hmac
 import json
 import os
 import secrets
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._handshake import INITIALIZE_ARGS
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from ._client import DapClient
+    from ._messages import Response
 
 SECRET_ENV = "DEBUGRELAY_KEEPER_SECRET"
 GREETING = b"DEBUGRELAY-KEEPER/1 "
 HELLO_EVENT = "debugrelay.keeper"
 KEEPER_FILE = "_debugrelay_keeper.py"
+ORPHAN_REQUEST = "debugrelay.orphanAfter"  # the keeper answers it itself: {"seconds": N}
 
 
 def new_secret() -> str:
@@ -53,11 +63,13 @@ def keeper_command(
     debuggee: list[str],
     attach: dict[str, Any] | None = None,
     secret_fd: int | None = None,
+    orphan_after: float | None = None,
 ) -> list[str]:
-    """``python keeper --listen .. --connect .. [--status-file ..] [--client ..] -- debuggee``.
+    """``python keeper --listen .. --connect .. [--status-file ..] [--client ..] [--orphan-after ..] -- debuggee``.
 
     With ``attach``, the keeper initializes and attaches to debugpy by itself the moment debugpy
-    listens, so debugpy's loopback port is never free for another local client to take."""
+    listens, so debugpy's loopback port is never free for another local client to take. With
+    ``orphan_after`` (seconds), a keeper that has had no relay connected for that long ends the program."""
     argv = [*python, keeper, "--listen", listen, "--connect", connect]
     if status_file:
         argv += ["--status-file", status_file]
@@ -66,4 +78,29 @@ def keeper_command(
         argv += ["--client", json.dumps(client, separators=(",", ":"))]
     if secret_fd is not None:
         argv += ["--secret-fd", str(secret_fd)]
+    if orphan_after is not None:
+        argv += ["--orphan-after", repr(float(orphan_after))]
     return [*argv, "--", *debuggee]
+
+
+def orphan_seconds(timeout_minutes: float) -> float:
+    """How long a keeper waits without a relay before it ends the program: the session's timeout.
+
+    An idle session whose relay runs is timed out by the relay; one whose relay never comes back is ended
+    by its keeper, a timeout after the relay left, never sooner than the relay itself would have."""
+    return timeout_minutes * 60
+
+
+def tell_orphan_after(client: DapClient | None, timeout_minutes: float) -> None:
+    """Tell a keeper the session's timeout (as the relay connects, and when the timeout changes): it ends
+    the program once no relay has been connected that long. Nothing waits for the answer; a connection
+    without a keeper (debugpy itself) is told nothing."""
+    if client is None or client.keeper is None or client.closed.is_set():
+        return
+    future = client.send(ORPHAN_REQUEST, {"seconds": orphan_seconds(timeout_minutes)})
+    future.add_done_callback(_answered)
+
+
+def _answered(future: asyncio.Future[Response]) -> None:
+    if not future.cancelled():
+        future.exception()  # a connection that closed first: nothing to do, nothing to report

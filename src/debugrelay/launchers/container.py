@@ -13,7 +13,7 @@ import hashlib
 import os
 
 from debugrelay.config import Settings
-from debugrelay.dap import KEEPER_FILE, keeper_command
+from debugrelay.dap import KEEPER_FILE, keeper_command, orphan_seconds
 
 # What marks a container or pod as a relay's target: its session, and the store whose relays may reap it
 MANAGED = "debugrelay.managed"
@@ -59,9 +59,12 @@ def target_home(env: dict[str, str]) -> str:
     return home if home.startswith("/") and home != "/" else HOME
 
 
-def keeper_in_container(python: list[str], *, listen: str, debuggee: list[str]) -> list[str]:
+def keeper_in_container(
+    python: list[str], *, listen: str, debuggee: list[str], orphan_after: float | None = None
+) -> list[str]:
     """A container's main process: the keeper listening on ``listen``, ``debuggee`` (debugpy listening on
-    the loopback's :data:`INNER_PORT`) behind it."""
+    the loopback's :data:`INNER_PORT`) behind it. With ``orphan_after`` (seconds, :func:`orphan_after`)
+    the keeper ends the program, and so the container or pod, once no relay has been connected that long."""
     return keeper_command(
         python,
         listen=listen,
@@ -69,4 +72,11 @@ def keeper_in_container(python: list[str], *, listen: str, debuggee: list[str]) 
         status_file=None,
         keeper=f"{BOOT}/{KEEPER_FILE}",
         debuggee=debuggee,
+        orphan_after=orphan_after,
     )
+
+
+def orphan_after(settings: Settings) -> float:
+    """The deadline a keeper starts with: the relay's session timeout (the session's own, when it has
+    one, is told by its relay once connected)."""
+    return orphan_seconds(settings.session_timeout_minutes)

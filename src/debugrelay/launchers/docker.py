@@ -51,6 +51,7 @@ from .container import (
     SESSION,
     STORE,
     keeper_in_container,
+    orphan_after,
     store_identity,
     target_env,
     target_home,
@@ -165,7 +166,7 @@ class DockerLauncher(Launcher):
             if warm is not None:
                 return warm
         secret = new_secret()
-        target = await asyncio.to_thread(self._run, with_keeper(kwargs, secret), mounts, with_debugpy)
+        target = await asyncio.to_thread(self._run, with_keeper(kwargs, secret, self.settings), mounts, with_debugpy)
         target.keeper_secret = secret
         if self.pool is not None:
             self.pool.keep_warm_for(
@@ -400,14 +401,17 @@ class DockerLauncher(Launcher):
                 self._client.close()
 
 
-def with_keeper(kwargs: dict[str, Any], secret: str) -> dict[str, Any]:
-    """The container's create arguments with its keeper as the main process, debugpy behind it."""
+def with_keeper(kwargs: dict[str, Any], secret: str, settings: Settings) -> dict[str, Any]:
+    """The container's create arguments with its keeper as the main process, debugpy behind it (ending
+    the program, and so the container, once no relay has been connected for the session's timeout)."""
     command: list[str] = kwargs["command"]
     python = command[: command.index("-m")]  # the interpreter and its options
     debuggee = [*python, *debugpy_args_behind(command)]
     return {
         **kwargs,
-        "command": keeper_in_container(python, listen=f"0.0.0.0:{DEBUG_PORT}", debuggee=debuggee),
+        "command": keeper_in_container(
+            python, listen=f"0.0.0.0:{DEBUG_PORT}", debuggee=debuggee, orphan_after=orphan_after(settings)
+        ),
         "environment": {**kwargs["environment"], SECRET_ENV: secret},
     }
 

@@ -133,7 +133,9 @@ class ContainerPool:
     async def _spawn(self, key: Hashable) -> PooledDockerTarget:
         kwargs, mounts, with_debugpy = self._plans[key]
         secret = new_secret()
-        kwargs = with_keeper({**kwargs, "name": f"debugrelay-pool-{os.urandom(4).hex()}"}, secret)
+        kwargs = with_keeper(
+            {**kwargs, "name": f"debugrelay-pool-{os.urandom(4).hex()}"}, secret, self.launcher.settings
+        )
         started = await shielded_start(
             asyncio.to_thread(self.launcher._run, kwargs, mounts, with_debugpy, PooledDockerTarget), _terminate
         )

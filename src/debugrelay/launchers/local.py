@@ -303,9 +303,18 @@ class LocalLauncher(Launcher):
     name = "local"
 
     def __init__(
-        self, state_dir: str, *, pool_size: int = 0, launch_timeout: float = 20.0, request_timeout: float = 10.0
+        self,
+        state_dir: str,
+        *,
+        pool_size: int = 0,
+        launch_timeout: float = 20.0,
+        request_timeout: float = 10.0,
+        orphan_after: float | None = None,
     ) -> None:
+        """``orphan_after``: the seconds a target's keeper waits without a relay before it ends the program
+        (the relay's session timeout; a session's own is told by its relay once connected). None: never."""
         self.state_dir = Path(state_dir)
+        self.orphan_after = orphan_after
         self.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # a folder given is left as it is
         self.boot_dir = prepare_boot_dir(self.state_dir / "boot")
         self.log_dir = private_dir(self.state_dir / "targets")
@@ -321,6 +330,7 @@ class LocalLauncher(Launcher):
                 size=pool_size,
                 launch_timeout=launch_timeout,
                 request_timeout=request_timeout,
+                orphan_after=orphan_after,
             )
 
     def _env(self, spec_env: dict[str, str], pythonpath: list[str]) -> dict[str, str]:
@@ -376,6 +386,7 @@ class LocalLauncher(Launcher):
             debuggee=[python, *debugpy_args(spec, f"127.0.0.1:{inner}")],
             attach=attach_args([], just_my_code=spec.just_my_code, sub_process=spec.debug_subprocesses),
             secret_fd=secret_fd,
+            orphan_after=self.orphan_after,
         )
         with log_path.open("wb") as log:
             try:
@@ -410,6 +421,7 @@ class LocalLauncher(Launcher):
             debuggee=[],  # nothing to start: the keeper holds what debugpy serves there
             attach=attach,
             secret_fd=secret_fd,
+            orphan_after=self.orphan_after,
         )
         with log_path.open("wb") as log_file:
             try:

@@ -324,8 +324,10 @@ class LocalPool:
         size: int,
         launch_timeout: float = 20.0,
         request_timeout: float = 10.0,
+        orphan_after: float | None = None,
     ) -> None:
         self.python = python
+        self.orphan_after = orphan_after  # a warm keeper whose relay is gone for good ends too
         self.boot_dir = boot_dir
         self.log_dir = log_dir
         self.env = env
@@ -373,6 +375,7 @@ class LocalPool:
             debuggee=[self.python, "-m", POOL_MODULE, "--listen", f"127.0.0.1:{inner}", *POOL_MARK],
             attach=attach_args([], just_my_code=False),  # the launch's own choice is applied when it is taken
             secret_fd=secret_fd,
+            orphan_after=self.orphan_after,
         )
         try:
             with log_path.open("wb") as out:

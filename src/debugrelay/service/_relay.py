@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import msgspec
 
+from debugrelay.dap import tell_orphan_after
 from debugrelay.models import (
     AttachSpec,
     Deleted,
@@ -107,6 +108,7 @@ class RelayService(RunningOps, BreakpointOps, InspectionOps, EvidenceOps, TraceO
         if timeout_minutes is not None:
             session.record.timeout_minutes = timeout_minutes
             self.manager.poke()
+            tell_orphan_after(session.client, timeout_minutes)  # the keeper's deadline is the session's timeout
         await session.save()
         return self._detail(session)
 

@@ -11,7 +11,15 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
-from debugrelay.dap import ATTACH_ARGS, INITIALIZE_ARGS, DapClient, StoppedEvent, as_body, attach_args
+from debugrelay.dap import (
+    ATTACH_ARGS,
+    INITIALIZE_ARGS,
+    DapClient,
+    StoppedEvent,
+    as_body,
+    attach_args,
+    tell_orphan_after,
+)
 from debugrelay.errors import (
     DebugpyError,
     DebugpyTimeout,
@@ -309,6 +317,7 @@ def listen(session: Session, client: DapClient, target: Target) -> None:
     client.add_listener(functools.partial(stops.on_event, session))
     client.add_process_listener(functools.partial(stops.on_process_event, session))
     session.client = client
+    tell_orphan_after(client, session.record.timeout_minutes)  # a keeper ends the program if no relay comes back
     hello = client.keeper or {}
     pid = hello.get("pid")
     session.processes.root_pid = pid if isinstance(pid, int) else getattr(target, "pid", None)
