@@ -3,12 +3,13 @@ PY      ?= python3
 VENV    ?= .venv
 BIN      = $(VENV)/bin
 STAMP    = $(VENV)/.installed
+CHECKOV  = $(VENV)/tools/checkov/bin/checkov
 PORT    ?= 8765
 # pytest workers: most tests wait on debugpy, containers or a relay, not on a core
 JOBS    ?= 3
 COMPOSE ?= $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
 
-.PHONY: serve test test-fast screenshot system-deps test-images images up lint typecheck images up down bench bench-conditions clean
+.PHONY: serve test test-fast screenshot system-deps test-images checkov images up lint typecheck images up down bench bench-conditions clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -38,8 +39,15 @@ test-images:
 	@if docker info >/dev/null 2>&1; then docker/build-images.sh all; \
 	else echo "[images] no Docker engine: container tests will be skipped"; fi
 
+## checkov: the static checker of deploy/'s rendered manifests (tests/unit/test_deploy_checkov.py), in a
+## venv of its own: its pinned dependencies never meet the project's
+checkov: $(CHECKOV)
+$(CHECKOV): | $(BIN)/python
+	$(PY) -m venv $(VENV)/tools/checkov
+	$(VENV)/tools/checkov/bin/pip install -q 'checkov>=3.2,<4' || echo "[checkov] not installed: the static check of deploy/ will be skipped"
+
 ## test: install what the tests need and run the whole suite
-test: $(STAMP) system-deps test-images
+test: $(STAMP) system-deps test-images $(CHECKOV)
 	$(BIN)/python -m pytest -n $(JOBS)
 
 ## test-fast: the fast tier and the unit tests (no debugpy, Redis or Docker needed)

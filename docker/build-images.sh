@@ -10,6 +10,9 @@
 #   redis    debugrelay/redis:latest      redis-server, AOF on, data in the /data volume
 #   example  debugrelay/example-app:latest  a toy app under `debugpy --listen 0.0.0.0:5678`
 #
+# Each image is also tagged with the package's version (pyproject.toml), e.g. debugrelay/relay:0.1.0: the
+# tag deploy/ names, as a cluster pulls it (compose and the tests run `latest`).
+#
 # Environment:
 #   BASE_IMAGE=python:3.11-slim   build relay/redis FROM this image instead (needs a registry); skips debootstrap
 #   TARGET_SUITE=trixie           Debian release of the target (and example) image: trixie (Python 3.13,
@@ -41,6 +44,7 @@ TARGET_BASE_IMAGE="${TARGET_BASE_IMAGE:-$TARGET_BASE_TAG}"
 FORCE="${FORCE:-0}"
 VERBOSE="${VERBOSE:-0}"
 PYTHON="${PYTHON:-python3}"
+VERSION="$(sed -n 's/^version *= *"\(.*\)"/\1/p' "$REPO/pyproject.toml" | head -n1)"
 DEBUGPY_SPEC="${DEBUGPY_SPEC:-debugpy==1.8.22}"
 BASE_PACKAGES="python3,python3-venv,python3-pip,ca-certificates,procps"
 # each Debian release's python3 and glibc, for the wheels fetched on the host
@@ -319,11 +323,11 @@ wheels_relay() {
 # docker_build NAME TAG DOCKERFILE FROM [ARGS...]; the build context is docker/ (see docker/.dockerignore).
 docker_build() {
     local name="$1" tag="$2" dockerfile="$3" from="$4" t=$EPOCHREALTIME; shift 4
-    local args=(--force-rm --tag "$tag" --file "$HERE/$dockerfile")
+    local args=(--force-rm --tag "$tag" --tag "${tag%:*}:$VERSION" --file "$HERE/$dockerfile")
     [[ "$FORCE" == 1 ]] && args+=(--no-cache)
     log "$name: docker build $tag from $dockerfile (FROM $from)"
     run "docker-$name" env DOCKER_BUILDKIT=0 docker build "${args[@]}" "$@" "$HERE"
-    log "$name: $tag built in $(elapsed "$t"), $(image_size "$tag")"
+    log "$name: $tag (and :$VERSION) built in $(elapsed "$t"), $(image_size "$tag")"
 }
 
 build_target() {
@@ -360,6 +364,7 @@ export SOURCE_DATE_EPOCH=315532800
 command -v docker >/dev/null || die "docker not found"
 docker info >/dev/null 2>&1 || die "cannot talk to the docker engine"
 mkdir -p "$BUILD"
+[[ -n "$VERSION" ]] || die "no version = \"...\" in $REPO/pyproject.toml"
 
 case "$what" in
     base) relay_base; target_base ;;
