@@ -68,6 +68,7 @@ class Settings(msgspec.Struct, kw_only=True):
     kubernetes_image: str = ""  # a launch's image when it names none (default: docker_image)
     kubernetes_boot_image: str = ""  # the init container's image, with debugpy (default: the relay pod's own)
     kubernetes_port: int = 5678  # the keeper's port in every target pod
+    kubernetes_start_timeout: float = 300.0  # a pod's scheduling, pull, init and start; launch_timeout: then debugpy
     redaction: bool = True  # secrets in answers and logs become placeholders; off only when said so
     redaction_patterns: str = ""  # a TOML file of custom [[pattern]] tables (name, regex, prefix)
 

@@ -11,15 +11,19 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import kubernetes_validate
 import pytest
+from lightkube import ApiError, Client, KubeConfig
+from lightkube.models.meta_v1 import ObjectMeta
+from lightkube.resources.core_v1 import Pod, Secret
 
 from tests.conftest import TARGETS, Relay, Sessions, error_of, free_port, line_of, ok, output_text, until
-from tests.integration.fake_kubernetes import FakeKubernetes
+from tests.integration.fake_kubernetes import FakeKubernetes, PullFailure
 from tests.unit.test_deploy import KUBERNETES_VERSION
 
 pytestmark = pytest.mark.integration
@@ -74,6 +78,22 @@ def target_pods(fake: FakeKubernetes) -> list[str]:
     return [name for name, pod in fake.pods.items() if pod.obj["metadata"]["labels"].get("debugrelay.managed")]
 
 
+def paused_in_a_pod(relay: Relay, fake: FakeKubernetes, image_app: Path) -> tuple[Sessions, str, str]:
+    """A session paused at its program's entry in a pod: (the sessions, its id, its pod's name)."""
+    sessions = Sessions(relay.http)
+    sid = sessions.create()
+    mappings = [{"local_root": str(TARGETS), "remote_root": str(image_app)}]
+    sessions.launch(sid, str(TARGETS / "basic.py"), image=IMAGE, stop_on_entry=True, path_mappings=mappings)
+    assert sessions.wait(sid)["status"] == "paused"
+    (pod,) = [n for n, p in list(fake.pods.items()) if p.obj["metadata"]["labels"].get("debugrelay.session") == sid]
+    return sessions, sid, pod
+
+
+def ended(api: Any, sid: str) -> Any:
+    """The session's view once it has ended (fails if it never does: the relay would be waiting)."""
+    return until(lambda: (v := ok(api.get(f"/sessions/{sid}")))["status"] == "terminated" and v, "the session's end")
+
+
 def test_a_launch_runs_in_a_restricted_pod_and_debugs_through_path_mappings(
     k8s_relay: Relay, fake_kubernetes: FakeKubernetes, image_app: Path
 ) -> None:
@@ -105,6 +125,10 @@ def test_a_launch_runs_in_a_restricted_pod_and_debugs_through_path_mappings(
     assert labels["debugrelay.session"] == sid and labels["debugrelay.store"] == STORE_LABEL
     assert labels["app.kubernetes.io/component"] == "target" and labels["debugrelay.managed"] == "true"
     assert pod["metadata"]["annotations"]["debugrelay.instance"] == INSTANCE
+    # a bare pod by design (a controller would start the program afresh, its session lost): the cluster
+    # autoscaler may still scale its node down, and drain evicts it (with --force, see the launcher's notes)
+    assert pod["metadata"]["annotations"]["cluster-autoscaler.kubernetes.io/safe-to-evict"] == "true"
+    assert "ownerReferences" not in pod["metadata"]
     assert spec["restartPolicy"] == "Never" and spec["automountServiceAccountToken"] is False
     assert spec["securityContext"]["runAsNonRoot"] is True and spec["securityContext"]["runAsUser"] == 10001
     assert spec["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
@@ -214,26 +238,41 @@ def test_a_launch_the_policy_refuses_creates_no_pod(
     assert ok(k8s_relay.http.get(f"/sessions/{sid}"))["status"] == "created"
 
 
-def test_a_pod_that_cannot_start_fails_the_launch_with_the_reason(
-    k8s_relay: Relay, fake_kubernetes: FakeKubernetes
+@pytest.mark.parametrize(
+    ("failure", "said"),
+    [
+        (PullFailure(None), "ImagePullBackOff"),  # a registry that never has it: retried, then given up
+        (PullFailure(None, "InvalidImageName", 'couldn\'t parse image name "example/app:9"'), "InvalidImageName"),
+    ],
+)
+def test_an_image_the_cluster_cannot_pull_fails_the_launch_with_the_reason(
+    k8s_relay: Relay, fake_kubernetes: FakeKubernetes, failure: PullFailure, said: str
 ) -> None:
-    """An image the cluster cannot pull: the fake's kubelet is told so, the launch says it and deletes the pod."""
-    original = fake_kubernetes.add_pod
-
-    def unpullable(manifest: dict[str, Any], *, play: bool = True) -> Any:
-        pod = original(manifest, play=False)
-        name = manifest["metadata"]["name"]
-        waiting = {"waiting": {"reason": "ImagePullBackOff", "message": 'Back-off pulling image "example/app:9"'}}
-        status = {"name": "target", "image": "example/app:9", "imageID": "", "ready": False, "restartCount": 0}
-        fake_kubernetes.set_status(name, {"phase": "Pending", "containerStatuses": [{**status, "state": waiting}]})
-        return pod
-
-    fake_kubernetes.add_pod = unpullable  # type: ignore[method-assign]
+    fake_kubernetes.pull_failures["example/app:9"] = failure
     sid = Sessions(k8s_relay.http).create()
     response = k8s_relay.http.post(f"/sessions/{sid}/launch", json={"script": "/app/main.py", "image": "example/app:9"})
     err = error_of(response, 400, "launch_failed")
-    assert "ImagePullBackOff" in err["message"] and "registry" in err["hint"]
+    assert said in err["message"] and "registry" in err["hint"]
+    assert err["details"]["reason"] == said
     until(lambda: not target_pods(fake_kubernetes), "the failed pod to be deleted")
+
+
+def test_a_pull_the_kubelet_retries_does_not_fail_the_launch(
+    tmp_path: Path, fake_kubernetes: FakeKubernetes, image_app: Path
+) -> None:
+    """A registry that refuses twice (a rate limit) then serves: the kubelet's tries take longer than the
+    debugger's own start-up budget, and the launch still succeeds."""
+    fake_kubernetes.pull_failures[IMAGE] = PullFailure(tries=2)
+    fake_kubernetes.pull_backoff = 1.0  # four seconds of pulling, longer than DEBUGRELAY_LAUNCH_TIMEOUT
+    relay = start_relay(tmp_path, fake_kubernetes, DEBUGRELAY_LAUNCH_TIMEOUT="3")
+    try:
+        sessions, sid, _ = paused_in_a_pod(relay, fake_kubernetes, image_app)
+        assert fake_kubernetes.pull_failures[IMAGE].attempts == 2
+        ok(relay.http.post(f"/sessions/{sid}/continue"))
+        final = sessions.wait(sid)
+        assert final["status"] == "terminated" and final["exit_code"] == 0
+    finally:
+        relay.stop()
 
 
 def test_a_starting_relay_deletes_the_pods_of_sessions_that_are_gone(
@@ -248,8 +287,8 @@ def test_a_starting_relay_deletes_the_pods_of_sessions_that_are_gone(
             "spec": {"containers": []},
         }
 
-    fake_kubernetes.add_pod(pod("orphan", STORE_LABEL), play=False)
-    fake_kubernetes.add_pod(pod("another-stores", "redis-0123456789abcdef01234567"), play=False)
+    fake_kubernetes.add_pod(pod("orphan", STORE_LABEL), play=False, age=3600)
+    fake_kubernetes.add_pod(pod("another-stores", "redis-0123456789abcdef01234567"), play=False, age=3600)
     relay = start_relay(tmp_path, fake_kubernetes)
     try:
         until(lambda: "orphan" not in fake_kubernetes.pods, "the orphaned pod to be deleted")
@@ -336,3 +375,181 @@ def test_the_kubernetes_launcher_is_offered_only_when_configured(relay: Relay) -
     assert err["details"]["setting"] == "DEBUGRELAY_LAUNCHERS" and "kubernetes" not in err["details"]["available"]
     attach = relay.http.post("/sessions", json={"mode": "attach", "pod": "shop-7d9f", "port": 5678})
     assert error_of(attach, 403, "refused")["details"]["launcher"] == "kubernetes"
+
+
+# -- a cluster less kind than a test bed ---------------------------------------------------------------
+
+
+def test_a_second_relay_starting_leaves_the_pod_another_is_launching(
+    tmp_path: Path, k8s_relay: Relay, fake_kubernetes: FakeKubernetes, image_app: Path
+) -> None:
+    """Two replicas of one store: the second reads the store before the first records its new session,
+    then finds that session's pod. A pod younger than a launch's budget is never taken for an orphan; one
+    older than it is."""
+    sessions, sid, pod = paused_in_a_pod(k8s_relay, fake_kubernetes, image_app)
+    stale = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "left-by-a-crash",
+            "labels": {"debugrelay.managed": "true", "debugrelay.store": STORE_LABEL, "debugrelay.session": "sess_0"},
+        },
+        "spec": {"containers": []},
+    }
+    fake_kubernetes.add_pod(stale, play=False, age=3600)
+    # the same store label, and a store that does not know the first replica's session yet
+    (tmp_path / "second").mkdir()
+    second = start_relay(tmp_path / "second", fake_kubernetes)
+    try:
+        until(lambda: "left-by-a-crash" not in fake_kubernetes.pods, "the old orphan to be deleted")
+        assert pod in fake_kubernetes.pods and "deletionTimestamp" not in fake_kubernetes.pods[pod].obj["metadata"]
+        assert ok(k8s_relay.http.get(f"/sessions/{sid}"))["status"] == "paused"
+        ok(k8s_relay.http.post(f"/sessions/{sid}/continue"))
+        final = sessions.wait(sid)
+        assert final["status"] == "terminated" and final["exit_code"] == 0
+    finally:
+        second.stop()
+
+
+def test_the_relay_answers_while_the_api_server_hangs_on_a_pod_log(
+    tmp_path: Path, fake_kubernetes: FakeKubernetes
+) -> None:
+    """The pod's log is read while the API server never answers: the relay answers everything else, and
+    a failed launch is told without waiting on the log."""
+    fake_kubernetes.hang("/log")
+    mute = tmp_path / "mute-python"  # an interpreter that never starts the keeper: the launch fails
+    mute.write_text("#!/bin/sh\necho no debugger here\nexec sleep 600\n")
+    mute.chmod(0o755)
+    relay = start_relay(tmp_path, fake_kubernetes, DEBUGRELAY_LAUNCH_TIMEOUT="5")
+    try:
+        sid = Sessions(relay.http).create()
+        answers: list[Any] = []
+        launch = threading.Thread(
+            target=lambda: answers.append(
+                relay.http.post(
+                    f"/sessions/{sid}/launch", json={"script": "/app/main.py", "image": IMAGE, "python": str(mute)}
+                )
+            )
+        )
+        launch.start()
+        until(lambda: fake_kubernetes.open_hung("/log"), "the relay to read the pod's log")
+        assert ok(relay.http.get("/livez"))
+        assert ok(relay.http.get(f"/sessions/{sid}"))["status"] == "launching"
+        assert fake_kubernetes.open_hung("/log"), "the relay answered only once its log read gave up"
+        launch.join()
+        err = error_of(answers[0], 400, "launch_failed")
+        assert "cannot reach debugpy" in err["message"]
+        assert ok(relay.http.get(f"/sessions/{sid}"))["status"] == "failed"
+    finally:
+        relay.stop()
+
+
+def test_a_pod_deleted_while_the_watch_was_away_ends_its_session(
+    k8s_relay: Relay, fake_kubernetes: FakeKubernetes, image_app: Path
+) -> None:
+    """The watch drops; meanwhile the pod's node dies and the pod is force-deleted, and the API server's
+    history moves past the watch's version: the watch comes back to 410 Gone, lists again, and the
+    session ends."""
+    _, sid, pod = paused_in_a_pod(k8s_relay, fake_kubernetes, image_app)
+    fake_kubernetes.hold_watches()
+    until(fake_kubernetes.waiting_watches, "the relay's watch to come back")
+    fake_kubernetes.lose_node(pod)
+    fake_kubernetes.pod_gc(pod)
+    fake_kubernetes.compact()
+    fake_kubernetes.resume_watches()
+    view = ended(k8s_relay.http, sid)
+    assert view["exit_code"] is not None
+    assert pod not in fake_kubernetes.pods
+
+
+def test_a_pod_whose_node_is_lost_ends_its_session(
+    k8s_relay: Relay, fake_kubernetes: FakeKubernetes, image_app: Path
+) -> None:
+    """The node stops answering (the pod's connection stays open, nothing comes through it); the node
+    controller marks the pod not ready and the taint manager deletes it: the session ends, not waits."""
+    _, sid, pod = paused_in_a_pod(k8s_relay, fake_kubernetes, image_app)
+    fake_kubernetes.lose_node(pod)
+    view = ended(k8s_relay.http, sid)
+    assert view["exit_code"] is not None
+    assert "deletionTimestamp" in fake_kubernetes.pods[pod].obj["metadata"]  # Terminating: no kubelet confirms
+
+
+def test_a_pod_the_kubelet_evicts_ends_its_session_with_its_exit_code(
+    k8s_relay: Relay, fake_kubernetes: FakeKubernetes, image_app: Path
+) -> None:
+    _, sid, pod = paused_in_a_pod(k8s_relay, fake_kubernetes, image_app)
+    fake_kubernetes.evict_for_pressure(pod)
+    view = ended(k8s_relay.http, sid)
+    assert view["exit_code"] == 137 and "SIGKILL" in view["description"]
+
+
+def test_a_pod_evicted_through_the_api_ends_its_session(
+    k8s_relay: Relay, fake_kubernetes: FakeKubernetes, image_app: Path
+) -> None:
+    """kubectl drain evicts: a graceful deletion, the keeper told to end."""
+    _, sid, pod = paused_in_a_pod(k8s_relay, fake_kubernetes, image_app)
+    with Client(KubeConfig.from_file(fake_kubernetes.admin_kubeconfig), namespace=NAMESPACE) as admin:
+        admin.create(Pod.Eviction(metadata=ObjectMeta(name=pod, namespace=NAMESPACE)), pod)
+    view = ended(k8s_relay.http, sid)
+    assert view["exit_code"] is not None
+    until(lambda: pod not in fake_kubernetes.pods, "the evicted pod to go")
+
+
+# -- the fake API server is no kinder than a cluster ----------------------------------------------------
+
+
+def test_the_fake_api_server_refuses_what_the_relays_role_does_not_grant(fake_kubernetes: FakeKubernetes) -> None:
+    """RBAC from the Role deploy/ binds to the relay's ServiceAccount, rendered by kubectl kustomize."""
+    if fake_kubernetes.role is None:
+        pytest.skip("kubectl cannot render deploy/ here: RBAC is not enforced")
+    with Client(KubeConfig.from_file(fake_kubernetes.kubeconfig), namespace=NAMESPACE) as relay:
+        assert list(relay.list(Pod)) == []  # granted
+        with pytest.raises(ApiError) as secrets:
+            list(relay.list(Secret))
+        with pytest.raises(ApiError) as eviction:
+            relay.create(Pod.Eviction(metadata=ObjectMeta(name="p", namespace=NAMESPACE)), "p")
+    assert secrets.value.status.code == 403 and secrets.value.status.reason == "Forbidden"
+    assert secrets.value.status.message == (
+        'secrets is forbidden: User "system:serviceaccount:debug:debugrelay" cannot list resource "secrets" '
+        'in API group "" in the namespace "debug"'
+    )
+    assert 'cannot create resource "pods/eviction"' in str(eviction.value.status.message)
+
+
+def test_the_fake_api_server_answers_gone_for_a_version_it_no_longer_keeps(fake_kubernetes: FakeKubernetes) -> None:
+    with Client(KubeConfig.from_file(fake_kubernetes.kubeconfig), namespace=NAMESPACE) as client:
+        pods = client.list(Pod)
+        assert list(pods) == []
+        version = pods.resourceVersion
+        manifest = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"}, "spec": {"containers": []}}
+        fake_kubernetes.add_pod(manifest, play=False)
+        fake_kubernetes.compact()
+        with pytest.raises(ApiError) as gone:
+            next(iter(client.watch(Pod, resource_version=version)))
+    assert gone.value.status.code == 410 and gone.value.status.reason == "Expired"
+
+
+def test_the_fake_api_server_deletes_a_pod_gracefully(fake_kubernetes: FakeKubernetes) -> None:
+    """The pod is marked, its process told to end (SIGTERM), its end reported, and only then is it gone."""
+    polite = (
+        "import signal, sys, time\n"
+        "signal.signal(signal.SIGTERM, lambda *_: sys.exit(print('bye', flush=True)))\n"
+        "time.sleep(600)"
+    )
+    container = {"name": "target", "image": IMAGE, "command": ["python", "-c", polite]}
+    labels = {"debugrelay.managed": "true"}
+    manifest = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "polite", "labels": labels}}
+    fake_kubernetes.add_pod({**manifest, "spec": {"containers": [container]}})
+    until(lambda: fake_kubernetes.pods["polite"].obj["status"]["phase"] == "Running", "the pod to run")
+    with Client(KubeConfig.from_file(fake_kubernetes.kubeconfig), namespace=NAMESPACE) as client:
+        seen = []
+        before = client.list(Pod)
+        assert [p.metadata.name for p in before] == ["polite"]
+        client.delete(Pod, "polite", grace_period=30)
+        for op, pod in client.watch(Pod, resource_version=before.resourceVersion):
+            seen.append((op, pod.metadata.deletionTimestamp is not None, pod.status.phase))
+            if op == "DELETED":
+                break
+    assert ("MODIFIED", True, "Running") in seen
+    assert seen[-2:] == [("MODIFIED", True, "Succeeded"), ("DELETED", True, "Succeeded")]
+    assert "bye" in (fake_kubernetes.workdir / "polite.log").read_text()

@@ -13,9 +13,35 @@ the path in the image (``remote_root``); a script or folder named by its local p
 mapped path. Pods run as the policy's non-root uid with a read-only root filesystem, no privilege
 escalation, every capability dropped and seccomp ``RuntimeDefault`` (the "restricted" standard),
 with requests = limits from the policy, no service-account token, labels naming the session and the
-store. One watch per launcher follows its pods; a starting relay deletes the pods of sessions that
-are gone. ``attach_target`` finds a workload's pod that already runs debugpy, if the pod opted in
+store. ``attach_target`` finds a workload's pod that already runs debugpy, if the pod opted in
 (the label ``debugrelay.dev/attachable: "true"``) and is none of debugrelay's own.
+
+A launch has two budgets: ``DEBUGRELAY_KUBERNETES_START_TIMEOUT`` (300 s) for the pod to be scheduled,
+pull its images, run its init container and start (a cold pull of a real image, a node scale-up), then
+``DEBUGRELAY_LAUNCH_TIMEOUT`` for debugpy to answer, as for every launcher. An image pull that fails is
+retried by the kubelet (a registry's rate limit or hiccup): the launch fails only once the pull has failed
+``PULL_TRIES`` times, and at once for an image that can never be pulled (``InvalidImageName``,
+``ErrImageNeverPull``).
+
+One watch per launcher follows its pods, as an informer does: it lists, then watches from the list's
+version, and lists again whenever it comes back (after ``410 Gone`` too), so a pod deleted while it was
+away reads as gone. A pod that ends without its processes' word ends its session: deleted or failed
+while its node could not say (a lost node: the taint manager's or the pod garbage collector's doing),
+or still Terminating past its grace period. The relay's own end of the debug connection is then shut
+down (a dead node sends nothing, not even the connection's end), and the session reads the exit code
+the pod reported (-1 when none). Target pods tolerate an unreachable or not-ready node for a minute,
+not the cluster's default five.
+
+Each target's log is followed from the moment its pod runs and kept (its last ``LOG_KEEP`` bytes):
+``output_tail()`` answers from that, never from the API (it is called from the event loop), and a log
+read the API server never answers holds only its own thread.
+
+Target pods are bare (no controller: one would start the program afresh and lose its session). They
+carry ``cluster-autoscaler.kubernetes.io/safe-to-evict: "true"``, so the cluster autoscaler may scale
+their node down; ``kubectl drain`` refuses pods without a controller and with ``emptyDir`` volumes
+unless told ``--force --delete-emptydir-data``, and then evicts them (their sessions end, saying so). A
+starting relay deletes the pods of sessions that are gone, except pods younger than a launch's whole
+budget (start plus debugger): another replica may be launching one and not have recorded its session yet.
 
 The API is reached with lightkube: in-cluster through the pod's service account, elsewhere through
 ``KUBECONFIG``. Nothing here imports a web framework.
@@ -27,9 +53,13 @@ import asyncio
 import contextlib
 import logging
 import os
+import socket
 import threading
 import time
+from datetime import UTC, datetime
 from typing import Any
+
+import psutil
 
 from debugrelay.config import Settings
 from debugrelay.dap import new_secret
@@ -41,6 +71,9 @@ from .container import MANAGED, SESSION, STORE, store_identity
 from .kubernetes_pod import (
     CONTAINER,
     PULL_FAILURES,
+    PULL_RETRIED,
+    end_reason,
+    ended_unconfirmed,
     exit_code_of,
     pod_manifest,
     waiting_failure,
@@ -54,6 +87,10 @@ ATTACHABLE = "debugrelay.dev/attachable"
 OWN_PODS = "app.kubernetes.io/name"  # "debugrelay": the relays, their Redis and their targets
 DEFAULT_BOOT_IMAGE = "debugrelay/relay:latest"
 WATCH_RETRY = 1.0
+PULL_TRIES = 3  # failed pulls of an image (the kubelet's tries, 10 s then 20 s apart) before a launch fails
+TERMINATING_MARGIN = 5.0  # seconds past a pod's grace period for its kubelet to confirm its end
+LOG_KEEP = 64 * 1024  # bytes of each target's log kept for output_tail()
+LOG_TIMEOUT = 5.0  # seconds a one-off log read may take (a launch that failed, a recovered pod)
 
 
 class KubernetesUnavailable(RelayError):
@@ -106,7 +143,11 @@ class KubernetesTarget(Target):
         return code
 
     def output_tail(self, max_bytes: int = 4096) -> str:
-        return self.launcher.pod_log(self.name)[-max_bytes:]
+        """What the pod's log said last, as followed (never a call to the API: this runs on the event loop),
+        and why the pod ended when the cluster said so (an eviction, a lost node)."""
+        tail = self.launcher.log_tail(self.name)[-max_bytes:]
+        reason = self.launcher.end_reason(self.name)
+        return f"{tail}[{reason}]\n" if reason else tail
 
     def path_mappings(self) -> list[dict[str, str]]:
         return [{"localRoot": local, "remoteRoot": remote} for local, remote in self.mappings if local != remote]
@@ -134,10 +175,18 @@ class KubernetesLauncher(Launcher):
         self._boot_image = settings.kubernetes_boot_image
         self._pods: dict[str, dict[str, Any]] = {}  # name -> the pod as last seen by the watch
         self._gone: set[str] = set()  # pods the watch saw deleted
+        self._ended: dict[str, int] = {}  # pods that ended without their processes' word -> the exit code told
+        self._reasons: dict[str, str] = {}  # name -> why the cluster ended it (an eviction, a lost node)
+        self._pulls: dict[str, tuple[int, str]] = {}  # name -> failed pulls of its images seen, the last's message
+        self._waiting: dict[tuple[str, str], str] = {}  # (pod, container) -> its last waiting reason
+        self._logs: dict[str, bytes] = {}  # name -> the last LOG_KEEP bytes of its target's log
+        self._following: set[str] = set()
+        self._timers: dict[str, threading.Timer] = {}  # Terminating pods -> the check once their grace is over
         self._changed = threading.Condition()
         self._watcher: threading.Thread | None = None
         self._closed = threading.Event()
         self._watch_client: Any = None
+        self._log_client: Any = None
         logging.getLogger("httpx2").setLevel(logging.WARNING)  # a line per API call otherwise
         if "KUBERNETES_SERVICE_HOST" not in os.environ:
             log.warning(
@@ -147,12 +196,19 @@ class KubernetesLauncher(Launcher):
 
     # -- the API ---------------------------------------------------------------------------------
 
-    def _new_client(self) -> Any:
+    def _new_client(self, timeout: float | None = None) -> Any:
+        """A client of the API (``timeout``: of each call, in seconds; lightkube's default is 10)."""
+        import httpx2
         from lightkube import Client, KubeConfig
 
         try:
             config = KubeConfig.from_env()
-            return Client(config=config, namespace=self._namespace or None, field_manager="debugrelay")
+            return Client(
+                config=config,
+                namespace=self._namespace or None,
+                field_manager="debugrelay",
+                timeout=None if timeout is None else httpx2.Timeout(timeout),
+            )
         except Exception as exc:
             raise KubernetesUnavailable(f"cannot reach the Kubernetes API: {exc}") from exc
 
@@ -215,36 +271,163 @@ class KubernetesLauncher(Launcher):
                 self._watcher.start()
 
     def _watch(self) -> None:
-        """Follow this store's pods: their phase, IP and exit codes (one watch for every target)."""
+        """Follow this store's pods: their phase, IP and exit codes (one watch for every target).
+
+        List, then watch from the list's version; every time the watch ends (an error, ``410 Gone``, the
+        server's timeout) list again: a pod deleted while the watch was away is missing from the list."""
+        from lightkube import ApiError
         from lightkube.resources.core_v1 import Pod
 
+        labels = {MANAGED: "true", STORE: self.store_label}
         while not self._closed.is_set():
             try:
                 self._watch_client = self._new_client()
+                pods = self._watch_client.list(Pod, namespace=self.namespace, labels=labels)
+                self._listed([pod.to_dict() for pod in pods])
                 stream = self._watch_client.watch(
-                    Pod, namespace=self.namespace, labels={MANAGED: "true", STORE: self.store_label}, server_timeout=300
+                    Pod,
+                    namespace=self.namespace,
+                    labels=labels,
+                    resource_version=pods.resourceVersion,
+                    server_timeout=300,
                 )
                 for op, pod in stream:
-                    data = pod.to_dict()
-                    name = data["metadata"]["name"]
-                    with self._changed:
-                        if op == "DELETED":
-                            self._pods.pop(name, None)
-                            self._gone.add(name)
-                        else:
-                            self._pods[name] = data
-                        self._changed.notify_all()
+                    self._seen(op, pod.to_dict())
                     if self._closed.is_set():
                         return
+            except ApiError as exc:
+                if self._closed.is_set():
+                    return
+                if exc.status.code == 410:
+                    log.info("the pods' watch is too far behind (410 Gone); listing them again")
+                    continue
+                log.info("watching pods failed (%s); watching again", exc.status.message)
+                self._closed.wait(WATCH_RETRY)
             except Exception as exc:
                 if self._closed.is_set():
                     return
                 log.info("watching pods failed (%s); watching again", exc)
                 self._closed.wait(WATCH_RETRY)
 
-    def exit_code(self, name: str) -> int | None:
-        """The pod's target exit code once it ended; -1 when it was deleted without one; else None."""
+    def _listed(self, pods: list[dict[str, Any]]) -> None:
+        """A fresh list of this store's pods: the ones known but missing from it are gone."""
+        listed = {pod["metadata"]["name"] for pod in pods}
         with self._changed:
+            missing = [name for name in self._pods if name not in listed]
+        for name in missing:
+            self._seen("DELETED", self._pods.get(name) or {"metadata": {"name": name}})
+        for pod in pods:
+            self._seen("MODIFIED", pod)
+
+    def _seen(self, op: str, pod: dict[str, Any]) -> None:
+        """One change of a pod, as the watch (or a list) tells it."""
+        name = pod["metadata"]["name"]
+        with self._changed:
+            self._count_pulls(name, pod)
+            if op == "DELETED":
+                self._pods.pop(name, None)
+                self._gone.add(name)
+            else:
+                self._pods[name] = pod
+            unconfirmed = name not in self._ended and ended_unconfirmed(pod, deleted=op == "DELETED")
+            if unconfirmed:
+                code = exit_code_of(pod)
+                self._ended[name] = -1 if code is None else code
+            reason = end_reason(pod)
+            if reason:
+                self._reasons[name] = reason
+            self._changed.notify_all()
+        status = pod.get("status") or {}
+        if unconfirmed:
+            log.info("pod %s ended without its processes' word: %s", name, reason or "deleted")
+            self._release(status.get("podIP"))
+        elif op != "DELETED" and (pod["metadata"].get("deletionTimestamp") and name not in self._timers):
+            grace = float(pod["metadata"].get("deletionGracePeriodSeconds") or 0)
+            timer = threading.Timer(grace + TERMINATING_MARGIN, self._overdue, args=(name,))
+            timer.daemon = True
+            self._timers[name] = timer
+            timer.start()
+        if op != "DELETED" and status.get("phase") == "Running" and status.get("podIP"):
+            self._follow(name)
+
+    def _count_pulls(self, name: str, pod: dict[str, Any]) -> None:
+        """Count the pod's failed image pulls: each time a container turns to ``ErrImagePull``."""
+        status = pod.get("status") or {}
+        for cs in [*(status.get("initContainerStatuses") or []), *(status.get("containerStatuses") or [])]:
+            waiting = (cs.get("state") or {}).get("waiting") or {}
+            reason = waiting.get("reason", "")
+            key = (name, str(cs.get("name")))
+            if reason == "ErrImagePull" and self._waiting.get(key) != reason:
+                tries = self._pulls.get(name, (0, ""))[0] + 1
+                self._pulls[name] = (tries, str(waiting.get("message") or reason))
+            self._waiting[key] = reason
+
+    def _overdue(self, name: str) -> None:
+        """A pod still Terminating past its grace period: no kubelet confirms its end (its node is gone)."""
+        with self._changed:
+            pod = self._pods.get(name)
+            if pod is None or name in self._ended:
+                return
+            code = exit_code_of(pod)
+            self._ended[name] = -1 if code is None else code
+            self._reasons.setdefault(name, f"pod {name} is still terminating past its grace period: its node is lost")
+            self._changed.notify_all()
+        log.info("pod %s is still terminating past its grace period: taken as ended", name)
+        self._release((pod.get("status") or {}).get("podIP"))
+
+    def _release(self, ip: str | None) -> None:
+        """Shut down this relay's connections to a pod that ended unheard: a lost node sends nothing, not
+        even the end of a connection, so the session would wait on it forever; it reads its end now."""
+        if not ip:
+            return
+        port = self.settings.kubernetes_port
+        with contextlib.suppress(psutil.Error):
+            for conn in psutil.Process().net_connections(kind="tcp"):
+                if conn.fd < 0 or not conn.raddr or (conn.raddr.ip, conn.raddr.port) != (ip, port):
+                    continue
+                with contextlib.suppress(OSError), socket.socket(fileno=os.dup(conn.fd)) as sock:
+                    sock.shutdown(socket.SHUT_RDWR)
+
+    # -- logs --------------------------------------------------------------------------------------
+
+    def _follow(self, name: str) -> None:
+        with self._changed:
+            if name in self._following or self._closed.is_set():
+                return
+            self._following.add(name)
+        threading.Thread(target=self._follow_log, args=(name,), name=f"k8s-log-{name}", daemon=True).start()
+
+    def _follow_log(self, name: str) -> None:
+        """Keep the last LOG_KEEP bytes the target container writes, as it writes them, until it ends."""
+        try:
+            if self._log_client is None:
+                self._log_client = self._new_client()
+            for line in self._log_client.log(name, namespace=self.namespace, container=CONTAINER, follow=True):
+                self._keep_log(name, line.encode(errors="replace"))
+                if self._closed.is_set():
+                    return
+        except Exception as exc:
+            log.debug("following the log of pod %s ended: %s", name, exc)
+
+    def _keep_log(self, name: str, data: bytes) -> None:
+        with self._changed:
+            self._logs[name] = (self._logs.get(name, b"") + data)[-LOG_KEEP:]
+
+    def log_tail(self, name: str) -> str:
+        """What the target container wrote last, as followed (never blocks: no API call)."""
+        with self._changed:
+            return self._logs.get(name, b"").decode(errors="replace")
+
+    def end_reason(self, name: str) -> str | None:
+        """Why the cluster ended pod ``name`` (an eviction, a lost node), when it did."""
+        with self._changed:
+            return self._reasons.get(name)
+
+    def exit_code(self, name: str) -> int | None:
+        """The pod's target exit code once it ended; -1 when it ended without one; else None."""
+        with self._changed:
+            if name in self._ended:
+                return self._ended[name]
             pod = self._pods.get(name)
             if pod is None:
                 return -1 if name in self._gone else None
@@ -261,6 +444,12 @@ class KubernetesLauncher(Launcher):
                 if pod is not None:
                     status = pod.get("status") or {}
                     failure = waiting_failure(pod)
+                    tries = self._pulls.get(name, (0, ""))
+                    if failure is not None and failure[0] in PULL_RETRIED:
+                        if failure[0] == "ErrImagePull" or tries[0] < PULL_TRIES:
+                            failure = None  # the kubelet tries again: a registry's hiccup or rate limit passes
+                        else:
+                            failure = (failure[0], f"{tries[0]} pulls failed, the last: {tries[1]}")
                     if failure is not None:
                         reason, message = failure
                         hint = (
@@ -285,8 +474,14 @@ class KubernetesLauncher(Launcher):
                     conditions = [c.get("message") for c in status.get("conditions") or [] if c.get("message")]
                     raise LaunchFailed(
                         f"pod {name} did not run within {timeout:g} s",
-                        details={"pod": name, "phase": status.get("phase") if pod else None, "why": conditions[:3]},
-                        hint="The cluster may lack room for the pod's requests, or be pulling a large image.",
+                        details={
+                            "pod": name,
+                            "phase": status.get("phase") if pod else None,
+                            "why": conditions[:3],
+                            "setting": "DEBUGRELAY_KUBERNETES_START_TIMEOUT",
+                        },
+                        hint="The cluster may lack room for the pod's requests, or be pulling a large image: "
+                        "raise DEBUGRELAY_KUBERNETES_START_TIMEOUT for a slow pull or a node scale-up.",
                     )
                 self._changed.wait(left)
 
@@ -303,9 +498,9 @@ class KubernetesLauncher(Launcher):
         self._ensure_watch()
         await asyncio.to_thread(self._create, manifest)
         try:
-            pod = await asyncio.to_thread(self._wait_running, name, self.settings.launch_timeout)
+            pod = await asyncio.to_thread(self._wait_running, name, self.settings.kubernetes_start_timeout)
         except RelayError as exc:
-            tail = await asyncio.to_thread(self.pod_log, name)
+            tail = self.log_tail(name) or await asyncio.to_thread(self.pod_log, name)
             if tail:
                 exc.details.setdefault("output_tail", tail[-2000:])
             await asyncio.to_thread(self.delete_pod, name)
@@ -348,6 +543,11 @@ class KubernetesLauncher(Launcher):
         from lightkube import ApiError
         from lightkube.resources.core_v1 import Pod
 
+        with self._changed:
+            self._logs.pop(name, None)
+            timer = self._timers.pop(name, None)
+        if timer is not None:
+            timer.cancel()
         try:
             self.client.delete(Pod, name, namespace=self.namespace, grace_period=1)
         except ApiError as exc:
@@ -357,11 +557,15 @@ class KubernetesLauncher(Launcher):
             log.warning("could not delete pod %s: %s", name, exc)
 
     def pod_log(self, name: str, lines: int = 50) -> str:
-        """The last lines the target container wrote (blocking); empty when there are none yet."""
+        """The last lines the target container wrote, read once (blocking, LOG_TIMEOUT at most: never on
+        the event loop); empty when there are none yet or the API does not answer."""
         try:
-            return "".join(self.client.log(name, namespace=self.namespace, container=CONTAINER, tail_lines=lines))
+            with self._new_client(LOG_TIMEOUT) as client:
+                text = "".join(client.log(name, namespace=self.namespace, container=CONTAINER, tail_lines=lines))
         except Exception:
             return ""
+        self._keep_log(name, text.encode(errors="replace"))
+        return text
 
     def recover(self, record: TargetRecord) -> Target | None:
         """The pod of a saved session, when it is one of this store's targets."""
@@ -385,6 +589,8 @@ class KubernetesLauncher(Launcher):
         self._ensure_watch()
         with self._changed:
             self._pods.setdefault(name, pod)
+        if exit_code_of(pod) is not None:
+            self.pod_log(name)  # an ended target tells what it printed (recover runs in a worker thread)
         mappings = [(m[0], m[1]) for m in given(record.path_mappings) or [] if len(m) == 2]
         status = pod.get("status") or {}
         host = status.get("podIP") or given(record.host) or ""
@@ -414,11 +620,19 @@ class KubernetesLauncher(Launcher):
             ),
         )
         removed = []
+        youngest = self.settings.kubernetes_start_timeout + self.settings.launch_timeout
         for pod in pods:
             labels = pod.metadata.labels or {}
-            if labels.get(SESSION) not in keep:
-                self.delete_pod(pod.metadata.name)
-                removed.append(pod.metadata.name)
+            if labels.get(SESSION) in keep:
+                continue
+            created = pod.metadata.creationTimestamp
+            age = (datetime.now(UTC) - created).total_seconds() if isinstance(created, datetime) else youngest
+            if age < youngest:
+                # another replica may be launching it, its session not yet in the store this relay read
+                log.info("keeping pod %s: %.0f s old, younger than a launch's budget", pod.metadata.name, age)
+                continue
+            self.delete_pod(pod.metadata.name)
+            removed.append(pod.metadata.name)
         if removed:
             log.info("deleted %d pod(s) of sessions that are gone", len(removed))
         return removed
@@ -478,7 +692,11 @@ class KubernetesLauncher(Launcher):
         self._closed.set()
         with self._changed:
             self._changed.notify_all()
-        for client in (self._watch_client, self._client):
+        with self._changed:
+            timers = list(self._timers.values())
+        for timer in timers:
+            timer.cancel()
+        for client in (self._watch_client, self._log_client, self._client):
             if client is not None:
                 with contextlib.suppress(Exception):
                     await asyncio.to_thread(client.close)

@@ -1,5 +1,6 @@
 """A target's pod: its manifest (the restricted standard, requests = limits, the boot files copied in
-by an init container) and what its status says (an exit code, a container that cannot start)."""
+by an init container) and what its status says (an exit code, a container that cannot start, an end the
+cluster caused: an eviction, a lost node)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,17 @@ CONTAINER = "target"
 # the init container: copy debugpy and the hooks out of the relay's image into the shared emptyDir
 BOOT_COPY = "import sys; from debugrelay.launchers.boot import copy_boot; copy_boot(sys.argv[1])"
 PULL_FAILURES = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"})
+PULL_RETRIED = frozenset({"ErrImagePull", "ImagePullBackOff"})  # the kubelet tries again; the others never pass
+SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
+NODE_LOSS_TOLERATION = 60  # seconds a target pod waits for a node that stopped answering (the default: 300)
+# why the cluster ended a pod, by its DisruptionTarget condition's reason
+DISRUPTIONS = {
+    "DeletionByTaintManager": "deleted by the taint manager: its node stopped answering",
+    "DeletionByPodGC": "deleted by the pod garbage collector: its node is gone",
+    "EvictionByEvictionAPI": "evicted through the Eviction API (kubectl drain, a scale-down)",
+    "TerminationByKubelet": "ended by its node's kubelet",
+    "PreemptionByScheduler": "preempted by a pod of higher priority",
+}
 CONFIG_FAILURES = frozenset({"CreateContainerConfigError", "CreateContainerError", "RunContainerError"})
 RESTRICTED = {
     "allowPrivilegeEscalation": False,
@@ -66,6 +78,44 @@ def exit_code_of(pod: dict[str, Any]) -> int | None:
                 return int(terminated.get("exitCode", -1))
     if status.get("phase") in ("Succeeded", "Failed"):
         return 0 if status["phase"] == "Succeeded" else -1
+    return None
+
+
+def _condition(pod: dict[str, Any], kind: str) -> dict[str, Any]:
+    for condition in (pod.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == kind:
+            return dict(condition)
+    return {}
+
+
+def ended_unconfirmed(pod: dict[str, Any], *, deleted: bool) -> bool:
+    """Whether ``pod`` has ended though no kubelet saw its target container end: deleted (a force delete,
+    the pod garbage collector), failed before it, or being deleted by the taint manager from a node that
+    no longer answers. Its processes may not have ended, and a connection to them never closes."""
+    for cs in (pod.get("status") or {}).get("containerStatuses") or []:
+        if cs.get("name") == CONTAINER and (cs.get("state") or {}).get("terminated"):
+            return False
+    if deleted or (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+        return True
+    disruption = _condition(pod, "DisruptionTarget")
+    return bool(
+        pod["metadata"].get("deletionTimestamp")
+        and _condition(pod, "Ready").get("status") == "False"
+        and disruption.get("status") == "True"
+        and disruption.get("reason") == "DeletionByTaintManager"
+    )
+
+
+def end_reason(pod: dict[str, Any]) -> str | None:
+    """Why the cluster ended ``pod``, in a line (an eviction, a lost node, a preemption), or None."""
+    name = pod["metadata"]["name"]
+    status = pod.get("status") or {}
+    if status.get("reason") in ("Evicted", "NodeLost", "Preempting", "Shutdown", "Terminated"):
+        return f"pod {name}: {status['reason']}: {str(status.get('message') or '').strip()}".rstrip(": ")
+    disruption = _condition(pod, "DisruptionTarget")
+    if disruption.get("status") == "True":
+        said = DISRUPTIONS.get(str(disruption.get("reason")), str(disruption.get("reason") or "disrupted"))
+        return f"pod {name} {said}" if said[0].islower() else f"pod {name}: {said}"
     return None
 
 
@@ -150,6 +200,8 @@ def pod_manifest(
         INSTANCE: settings.instance_id,
         SESSION: session_id,
         "debugrelay.image": image,
+        # a bare pod blocks the cluster autoscaler's scale-down (and its emptyDirs too) unless it says so
+        SAFE_TO_EVICT: "true",
     }
     uid, _, gid = user.partition(":")
     target: dict[str, Any] = {
@@ -177,6 +229,16 @@ def pod_manifest(
             "automountServiceAccountToken": False,
             "enableServiceLinks": False,
             "terminationGracePeriodSeconds": 5,
+            # a program on a node that stopped answering is out of reach: its session ends sooner
+            "tolerations": [
+                {
+                    "key": f"node.kubernetes.io/{taint}",
+                    "operator": "Exists",
+                    "effect": "NoExecute",
+                    "tolerationSeconds": NODE_LOSS_TOLERATION,
+                }
+                for taint in ("unreachable", "not-ready")
+            ],
             "securityContext": {
                 "runAsNonRoot": uid != "0",
                 "runAsUser": int(uid),
