@@ -24,6 +24,7 @@ from lightkube.resources.core_v1 import Pod, Secret
 
 from tests.conftest import TARGETS, Relay, Sessions, error_of, free_port, line_of, ok, output_text, until
 from tests.integration.fake_kubernetes import FakeKubernetes, PullFailure
+from tests.redis_server import Cluster
 from tests.unit.test_deploy import KUBERNETES_VERSION
 
 pytestmark = pytest.mark.integration
@@ -481,6 +482,37 @@ def test_a_pod_the_kubelet_evicts_ends_its_session_with_its_exit_code(
     fake_kubernetes.evict_for_pressure(pod)
     view = ended(k8s_relay.http, sid)
     assert view["exit_code"] == 137 and "SIGKILL" in view["description"]
+
+
+def test_a_pod_evicted_while_no_relay_was_attached_is_told_with_the_reason(
+    cluster: Cluster, fake_kubernetes: FakeKubernetes, image_app: Path
+) -> None:
+    """The relay is gone (a durable store keeps the session) while the node's kubelet evicts the pod: the
+    next relay reads the session as ended, and its output says why."""
+    env = {
+        "KUBECONFIG": str(fake_kubernetes.kubeconfig),
+        "DEBUGRELAY_LAUNCHERS": "kubernetes",
+        "DEBUGRELAY_KUBERNETES_NAMESPACE": NAMESPACE,
+        "DEBUGRELAY_KUBERNETES_PORT": str(free_port()),
+        "DEBUGRELAY_KUBERNETES_BOOT_IMAGE": "debugrelay/relay:test",
+        "DEBUGRELAY_ALLOWED_IMAGES": "example/app:*",
+    }
+    first = cluster.relay(**env)
+    _, sid, pod = paused_in_a_pod(first, fake_kubernetes, image_app)
+    first.proc.kill()
+    first.proc.wait(10)
+    fake_kubernetes.evict_for_pressure(pod)
+    second = cluster.relay(**env)
+    view = until(lambda: (v := ok(second.http.get(f"/sessions/{sid}")))["status"] == "terminated" and v, "its end")
+    assert view["exit_code"] == 137 and view["recovered"] is True
+
+    def logged() -> str:
+        return "".join(
+            o["text"] for o in ok(second.http.get(f"/sessions/{sid}/output"))["outputs"] if o["type"] == "log"
+        )
+
+    told = until(logged, "the end of the pod's log in the session's output")
+    assert "Evicted: The node was low on resource: memory" in told
 
 
 def test_a_pod_evicted_through_the_api_ends_its_session(

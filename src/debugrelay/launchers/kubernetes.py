@@ -91,6 +91,25 @@ PULL_TRIES = 3  # failed pulls of an image (the kubelet's tries, 10 s then 20 s 
 TERMINATING_MARGIN = 5.0  # seconds past a pod's grace period for its kubelet to confirm its end
 LOG_KEEP = 64 * 1024  # bytes of each target's log kept for output_tail()
 LOG_TIMEOUT = 5.0  # seconds a one-off log read may take (a launch that failed, a recovered pod)
+LOG_RETRIES = 5  # times a followed log whose stream broke is opened again
+
+
+_DECODERS = threading.Lock()
+
+
+def warm_decoders() -> None:
+    """Build the decoders of the API objects the launcher reads, once, in one thread: msgspec builds a
+    type's decoder on its first use, and two threads doing so at once crashed the relay (a segfault,
+    seen decoding a Pod in one thread and a PodList in another)."""
+    from lightkube.core import decoders
+    from lightkube.resources.core_v1 import Pod
+
+    with _DECODERS:
+        pod = b'{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": []}}'
+        decoders.decode_object(pod, Pod)
+        decoders.decode_list(b'{"metadata": {"resourceVersion": "1"}, "items": [%s]}' % pod, Pod)
+        decoders.decode_watch_event(b'{"type": "ADDED", "object": %s}' % pod)
+        decoders.decode_status(b'{"kind": "Status", "apiVersion": "v1", "metadata": {}, "code": 410}')
 
 
 class KubernetesUnavailable(RelayError):
@@ -179,7 +198,7 @@ class KubernetesLauncher(Launcher):
         self._reasons: dict[str, str] = {}  # name -> why the cluster ended it (an eviction, a lost node)
         self._pulls: dict[str, tuple[int, str]] = {}  # name -> failed pulls of its images seen, the last's message
         self._waiting: dict[tuple[str, str], str] = {}  # (pod, container) -> its last waiting reason
-        self._logs: dict[str, bytes] = {}  # name -> the last LOG_KEEP bytes of its target's log
+        self._logs: dict[str, bytearray] = {}  # name -> the last LOG_KEEP bytes (or up to twice that) of its log
         self._following: set[str] = set()
         self._timers: dict[str, threading.Timer] = {}  # Terminating pods -> the check once their grace is over
         self._changed = threading.Condition()
@@ -188,6 +207,7 @@ class KubernetesLauncher(Launcher):
         self._watch_client: Any = None
         self._log_client: Any = None
         logging.getLogger("httpx2").setLevel(logging.WARNING)  # a line per API call otherwise
+        warm_decoders()  # before any thread of this launcher decodes
         if "KUBERNETES_SERVICE_HOST" not in os.environ:
             log.warning(
                 "the kubernetes launcher is on but this relay runs outside a cluster: pod IPs are reachable only "
@@ -327,6 +347,9 @@ class KubernetesLauncher(Launcher):
             if op == "DELETED":
                 self._pods.pop(name, None)
                 self._gone.add(name)
+                self._pulls.pop(name, None)
+                for key in [k for k in self._waiting if k[0] == name]:
+                    del self._waiting[key]
             else:
                 self._pods[name] = pod
             unconfirmed = name not in self._ended and ended_unconfirmed(pod, deleted=op == "DELETED")
@@ -365,6 +388,7 @@ class KubernetesLauncher(Launcher):
     def _overdue(self, name: str) -> None:
         """A pod still Terminating past its grace period: no kubelet confirms its end (its node is gone)."""
         with self._changed:
+            self._timers.pop(name, None)
             pod = self._pods.get(name)
             if pod is None or name in self._ended:
                 return
@@ -398,25 +422,47 @@ class KubernetesLauncher(Launcher):
         threading.Thread(target=self._follow_log, args=(name,), name=f"k8s-log-{name}", daemon=True).start()
 
     def _follow_log(self, name: str) -> None:
-        """Keep the last LOG_KEEP bytes the target container writes, as it writes them, until it ends."""
-        try:
-            if self._log_client is None:
-                self._log_client = self._new_client()
-            for line in self._log_client.log(name, namespace=self.namespace, container=CONTAINER, follow=True):
-                self._keep_log(name, line.encode(errors="replace"))
-                if self._closed.is_set():
-                    return
-        except Exception as exc:
-            log.debug("following the log of pod %s ended: %s", name, exc)
+        """Keep the last LOG_KEEP bytes the target container writes, as it writes them, until it ends; a
+        stream the network broke is opened again (its tail then replaces what was kept)."""
+        from lightkube import ApiError
 
-    def _keep_log(self, name: str, data: bytes) -> None:
+        for attempt in range(LOG_RETRIES):
+            try:
+                with self._changed:
+                    if self._log_client is None:
+                        self._log_client = self._new_client()
+                    client = self._log_client
+                lines = client.log(name, namespace=self.namespace, container=CONTAINER, follow=True, tail_lines=500)
+                for index, line in enumerate(lines):
+                    self._keep_log(name, line.encode(errors="replace"), fresh=attempt > 0 and index == 0)
+                    if self._closed.is_set():
+                        return
+            except ApiError as exc:  # refused (no rights, the pod gone): asking again changes nothing
+                log.debug("cannot follow the log of pod %s: %s", name, exc.status.message)
+                return
+            except Exception as exc:
+                log.debug("following the log of pod %s broke: %s", name, exc)
+            else:
+                return  # the container ended: its log is whole
+            with self._changed:
+                if name in self._gone:
+                    return
+            if self._closed.wait(WATCH_RETRY):
+                return
+
+    def _keep_log(self, name: str, data: bytes, *, fresh: bool = False) -> None:
         with self._changed:
-            self._logs[name] = (self._logs.get(name, b"") + data)[-LOG_KEEP:]
+            kept = self._logs.setdefault(name, bytearray())
+            if fresh:
+                kept.clear()
+            kept += data
+            if len(kept) > 2 * LOG_KEEP:
+                del kept[:-LOG_KEEP]
 
     def log_tail(self, name: str) -> str:
         """What the target container wrote last, as followed (never blocks: no API call)."""
         with self._changed:
-            return self._logs.get(name, b"").decode(errors="replace")
+            return bytes(self._logs.get(name, b"")[-LOG_KEEP:]).decode(errors="replace")
 
     def end_reason(self, name: str) -> str | None:
         """Why the cluster ended pod ``name`` (an eviction, a lost node), when it did."""
@@ -589,6 +635,9 @@ class KubernetesLauncher(Launcher):
         self._ensure_watch()
         with self._changed:
             self._pods.setdefault(name, pod)
+            reason = end_reason(pod)
+            if reason:
+                self._reasons[name] = reason
         if exit_code_of(pod) is not None:
             self.pod_log(name)  # an ended target tells what it printed (recover runs in a worker thread)
         mappings = [(m[0], m[1]) for m in given(record.path_mappings) or [] if len(m) == 2]
