@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import socket
 from pathlib import Path
+from typing import Literal
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import msgspec
@@ -71,6 +72,8 @@ class Settings(msgspec.Struct, kw_only=True):
     kubernetes_start_timeout: float = 300.0  # a pod's scheduling, pull, init and start; launch_timeout: then debugpy
     redaction: bool = True  # secrets in answers and logs become placeholders; off only when said so
     redaction_patterns: str = ""  # a TOML file of custom [[pattern]] tables (name, regex, prefix)
+    log_format: Literal["text", "json"] = "text"  # json: each log line on stderr is one JSON object
+    otel: bool = False  # OpenTelemetry traces (the otel extra); also on when OTEL_EXPORTER_OTLP_ENDPOINT is set
 
     def public(self) -> PublicSettings:
         """The settings as shown to clients: the token is never echoed."""

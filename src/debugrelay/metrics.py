@@ -1,5 +1,5 @@
 """The relay's measures for Prometheus: sessions by state and launcher, launches by outcome, launch to first
-stop, keeper reconnects, the state store's write-behind backlog, the evidence kept, traced calls kept.
+stop, keeper reconnects, the state store's write-behind backlog, the evidence written, traced calls kept.
 
 Each relay has a registry of its own (a process may hold several relays, the tests do); ``/metrics`` answers
 it together with the process-wide one, where :func:`request_timer` times the requests.
@@ -17,6 +17,7 @@ from prometheus_client.registry import Collector
 
 if TYPE_CHECKING:
     from debugrelay.sessions import Session
+    from debugrelay.store import EvidenceItem
 
 ASGIApp = Callable[[Any, Any, Any], Any]
 Scope = dict[str, Any]
@@ -38,6 +39,16 @@ REQUESTS = Histogram(
 )
 
 
+def route_of(scope: Scope) -> str:
+    """A routed request's route template; a mounted app's (``/mcp``) is its mount path."""
+    template: str = scope.get("path_template") or ""
+    if template:
+        return template
+    handler = scope.get("route_handler")
+    paths = sorted(getattr(handler, "paths", ()))
+    return paths[0] if paths else "-"
+
+
 def request_timer(app: ASGIApp) -> ASGIApp:
     """ASGI middleware: each request's time, observed once it has answered (a few µs a request)."""
 
@@ -56,8 +67,9 @@ def request_timer(app: ASGIApp) -> ASGIApp:
         try:
             await app(scope, receive, sending)
         finally:
-            route = scope.get("path_template") or "-"
-            REQUESTS.labels(scope["method"], route, f"{status[0] // 100}xx").observe(time.perf_counter() - started)
+            REQUESTS.labels(scope["method"], route_of(scope), f"{status[0] // 100}xx").observe(
+                time.perf_counter() - started
+            )
 
     return middleware
 
@@ -119,6 +131,18 @@ class Metrics:
             "Connections made again to a running target's keeper (a relay restarted)",
             registry=self.registry,
         )
+        # a counter: the store bounds what it holds per session and drops the oldest itself, unseen here
+        self.evidence = Counter(
+            f"{PREFIX}_evidence_bytes",
+            "Bytes of evidence this relay wrote to the state store (snapshots, post-mortems, capture tables), "
+            "by kind, in UTF-8; the store keeps at most 16 MiB a session, the oldest go first",
+            ["kind"],
+            registry=self.registry,
+        )
+
+    def kept(self, item: EvidenceItem) -> None:
+        """Count an evidence item the store was given."""
+        self.evidence.labels(item.kind).inc(len(item.text.encode("utf-8", "surrogatepass")))
 
     def watch(self, sessions: Callable[[], Iterable[Session]], pending: Callable[[], int]) -> None:
         """Read the relay's sessions and store backlog when scraped."""

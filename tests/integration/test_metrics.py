@@ -8,11 +8,12 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.conftest import Relay, Sessions, line_of, target
+from tests.conftest import Relay, Sessions, line_of, ok, target, until
 
 pytestmark = pytest.mark.integration
 
 BASIC = target("basic.py")
+CRASH = target("ex_thread.py")
 TOKEN = "metrics-test-token"
 
 
@@ -63,3 +64,28 @@ def test_metrics_ask_for_the_token_when_the_relay_has_one(tmp_path: Path) -> Non
         assert value(samples, "debugrelay_keeper_reconnects_total") == 0
     finally:
         guarded.stop()
+
+
+def test_evidence_bytes_count_what_snapshots_and_post_mortems_wrote(
+    relay: Relay, api: httpx.Client, sessions: Sessions
+) -> None:
+    """A snapshot taken on request and the post-mortem of a crash each add their size, by kind."""
+    before = scraped(api)
+    sid, _ = sessions.start_at(BASIC, "add-body")
+    snap = ok(api.post(f"/sessions/{sid}/snapshots"), 201)
+    taken = scraped(api)
+    written = value(taken, "debugrelay_evidence_bytes_total", kind="snapshot")
+    assert written - value(before, "debugrelay_evidence_bytes_total", kind="snapshot") == snap["size_bytes"] > 0
+
+    crashed = sessions.create()
+    sessions.launch(crashed, CRASH, stop_on_exception="uncaught")
+    assert sessions.wait(crashed)["reason"] == "exception"
+    ok(api.post(f"/sessions/{crashed}/continue", json={}))
+    until(lambda: ok(api.get(f"/sessions/{crashed}"))["status"] == "terminated", "the program to end")
+    (post_mortem,) = ok(api.get(f"/sessions/{crashed}/snapshots"))["snapshots"]
+    after = scraped(api)
+    grown = value(after, "debugrelay_evidence_bytes_total", kind="post_mortem") - value(
+        before, "debugrelay_evidence_bytes_total", kind="post_mortem"
+    )
+    assert grown == post_mortem["size_bytes"] > 0
+    assert value(after, "debugrelay_evidence_bytes_total", kind="snapshot") == written

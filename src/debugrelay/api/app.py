@@ -28,6 +28,7 @@ from ._body import strict_body
 from ._contract import openapi_document
 from ._derived import routes
 from ._errors_doc import document_errors
+from ._observe import log_config, log_middleware, tracing_plugins
 from .auth import FailedAttempts, token_middleware
 from .breakpoints import BreakpointController, ProfileController
 from .browser import browser_guard
@@ -107,6 +108,7 @@ def create_app(settings: Settings | None = None, manager: SessionManager | None 
         state=state,
         # the browser checks first: a request they refuse reaches neither the token check nor another replica
         middleware=[
+            *log_middleware(settings),  # first: what the others log names its request
             browser_guard(settings),
             token_middleware(settings.token, attempts, _peers(settings)),
             forward_middleware,
@@ -131,6 +133,8 @@ def create_app(settings: Settings | None = None, manager: SessionManager | None 
             render_plugins=render_plugins(),
         ),
         on_app_init=[_app_init],
+        plugins=tracing_plugins(settings),
+        logging_config=log_config(settings),
         on_startup=[openapi_document],
         debug=False,
     )

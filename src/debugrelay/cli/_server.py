@@ -10,8 +10,11 @@ import sys
 
 from debugrelay import __version__
 from debugrelay.config import Settings, load_settings
+from debugrelay.logs import configure_logging
 
 from ._client import token_of
+
+log = logging.getLogger("debugrelay")
 
 
 def is_loopback(host: str) -> bool:
@@ -69,6 +72,7 @@ def view_host(host: str) -> str:
 
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
+    from uvicorn.config import LOGGING_CONFIG
 
     from debugrelay.api import create_app
     from debugrelay.api.peers import guarded_protocol
@@ -77,16 +81,21 @@ def serve(args: argparse.Namespace) -> int:
     check_redaction(settings)
     check_keys(settings)
     warning = check_bind(settings)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    if warning:
+    configure_logging(settings.log_format)
+    json_logs = settings.log_format == "json"  # then every line on stderr is a JSON object: these too
+    if warning and not json_logs:
         print(warning, file=sys.stderr, flush=True)
     app = create_app(settings)
-    print(
+    banner = (
         f"debugrelay {__version__} listening on http://{settings.host}:{settings.port} (API docs at /schema)\n"
-        f"live view of the sessions: http://{view_host(settings.host)}:{settings.port}/ui",
-        file=sys.stderr,
-        flush=True,
+        f"live view of the sessions: http://{view_host(settings.host)}:{settings.port}/ui"
     )
+    if json_logs:
+        if warning:
+            log.warning(warning)
+        log.info(banner.replace("\n", "; "))
+    else:
+        print(banner, file=sys.stderr, flush=True)
     # proxy_headers off: X-Forwarded-For from any local process would otherwise name the client (and
     # choose whose failed tries and event streams a request counts against)
     uvicorn.run(
@@ -95,6 +104,7 @@ def serve(args: argparse.Namespace) -> int:
         port=settings.port,
         http=guarded_protocol(app),  # a debug target's connection is closed unread
         log_level="warning",
+        log_config=None if json_logs else LOGGING_CONFIG,  # None: uvicorn's lines go through the relay's handler
         access_log=False,
         proxy_headers=False,
     )

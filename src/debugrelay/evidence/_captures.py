@@ -210,6 +210,8 @@ class Captures:
             out.has_more = True
             whole = "\n".join(json.dumps(r, default=str) for r in cap.rows)
             item = await self.hub.store.add(session.id, "capture", whole, f"capture {capture_id} rows")
+            if session.metrics is not None:
+                session.metrics.kept(item)
             out.evidence_id = item.id
         if cap.dropped:
             out.capture.message = (out.capture.message or "") + f" ({cap.dropped} later hits not kept)"

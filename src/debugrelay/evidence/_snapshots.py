@@ -43,6 +43,8 @@ async def take(
 async def keep(session: Session, store: EvidenceStore, data: dict[str, Any], reason: str) -> SnapshotSummary:
     title = f"{reason} of session {session.id}"
     item = await store.add(session.id, reason, json.dumps(data, indent=1, default=str), title)
+    if session.metrics is not None:
+        session.metrics.kept(item)
     return summary(item, data)
 
 
