@@ -19,22 +19,22 @@ store. ``attach_target`` finds a workload's pod that already runs debugpy, if th
 A launch has two budgets: ``DEBUGRELAY_KUBERNETES_START_TIMEOUT`` (300 s) for the pod to be scheduled,
 pull its images, run its init container and start (a cold pull of a real image, a node scale-up), then
 ``DEBUGRELAY_LAUNCH_TIMEOUT`` for debugpy to answer, as for every launcher. An image pull that fails is
-retried by the kubelet (a registry's rate limit or hiccup): the launch fails only once the pull has failed
-``PULL_TRIES`` times, and at once for an image that can never be pulled (``InvalidImageName``,
-``ErrImageNeverPull``).
+retried by the kubelet (a registry's rate limit or hiccup): the launch fails once the pull has failed
+three times and the kubelet backs off again (``kubernetes_watch.PULL_TRIES``), and at once for an image
+that can never be pulled (``InvalidImageName``, ``ErrImageNeverPull``).
 
-One watch per launcher follows its pods, as an informer does: it lists, then watches from the list's
-version, and lists again whenever it comes back (after ``410 Gone`` too), so a pod deleted while it was
-away reads as gone. A pod that ends without its processes' word ends its session: deleted or failed
-while its node could not say (a lost node: the taint manager's or the pod garbage collector's doing),
-or still Terminating past its grace period. The relay's own end of the debug connection is then shut
-down (a dead node sends nothing, not even the connection's end), and the session reads the exit code
-the pod reported (-1 when none). Target pods tolerate an unreachable or not-ready node for a minute,
-not the cluster's default five.
+One watch per launcher follows its pods (:class:`~.kubernetes_watch.PodWatch`), as an informer does: it
+lists, then watches from the list's version, and lists again whenever it comes back (after ``410 Gone``
+too), so a pod deleted while it was away reads as gone. A pod that ends without its processes' word ends
+its session: deleted or failed while its node could not say (a lost node: the taint manager's or the pod
+garbage collector's doing), or still Terminating past its grace period. The relay's own end of the debug
+connection is then shut down (a dead node sends nothing, not even the connection's end), and the session
+reads the exit code the pod reported (-1 when none). Target pods tolerate an unreachable or not-ready
+node for a minute, not the cluster's default five.
 
-Each target's log is followed from the moment its pod runs and kept (its last ``LOG_KEEP`` bytes):
-``output_tail()`` answers from that, never from the API (it is called from the event loop), and a log
-read the API server never answers holds only its own thread.
+Each target's log is followed from the moment its pod runs and its last 64 KiB kept: ``output_tail()``
+answers from that, never from the API (it is called from the event loop), and a log read the API server
+never answers holds only its own thread.
 
 Target pods are bare (no controller: one would start the program afresh and lose its session). They
 carry ``cluster-autoscaler.kubernetes.io/safe-to-evict: "true"``, so the cluster autoscaler may scale
@@ -53,13 +53,9 @@ import asyncio
 import contextlib
 import logging
 import os
-import socket
 import threading
-import time
 from datetime import UTC, datetime
 from typing import Any
-
-import psutil
 
 from debugrelay.config import Settings
 from debugrelay.dap import new_secret
@@ -68,16 +64,8 @@ from debugrelay.models import AttachSpec, KubernetesTargetRecord, LaunchRequest,
 
 from .base import Launcher, Target
 from .container import MANAGED, SESSION, STORE, store_identity
-from .kubernetes_pod import (
-    CONTAINER,
-    PULL_FAILURES,
-    PULL_RETRIED,
-    end_reason,
-    ended_unconfirmed,
-    exit_code_of,
-    pod_manifest,
-    waiting_failure,
-)
+from .kubernetes_pod import CONTAINER, exit_code_of, pod_manifest
+from .kubernetes_watch import PodWatch
 from .policy import LaunchPolicy
 
 log = logging.getLogger(__name__)
@@ -86,12 +74,7 @@ log = logging.getLogger(__name__)
 ATTACHABLE = "debugrelay.dev/attachable"
 OWN_PODS = "app.kubernetes.io/name"  # "debugrelay": the relays, their Redis and their targets
 DEFAULT_BOOT_IMAGE = "debugrelay/relay:latest"
-WATCH_RETRY = 1.0
-PULL_TRIES = 3  # failed pulls of an image (the kubelet's tries, 10 s then 20 s apart) before a launch fails
-TERMINATING_MARGIN = 5.0  # seconds past a pod's grace period for its kubelet to confirm its end
-LOG_KEEP = 64 * 1024  # bytes of each target's log kept for output_tail()
 LOG_TIMEOUT = 5.0  # seconds a one-off log read may take (a launch that failed, a recovered pod)
-LOG_RETRIES = 5  # times a followed log whose stream broke is opened again
 
 
 _DECODERS = threading.Lock()
@@ -147,7 +130,7 @@ class KubernetesTarget(Target):
 
     def poll(self) -> int | None:
         if self._exit is None:
-            self._exit = self.launcher.exit_code(self.name)
+            self._exit = self.launcher.pods.exit_code(self.name)
         return self._exit
 
     async def send_input(self, data: bytes) -> None:
@@ -164,8 +147,8 @@ class KubernetesTarget(Target):
     def output_tail(self, max_bytes: int = 4096) -> str:
         """What the pod's log said last, as followed (never a call to the API: this runs on the event loop),
         and why the pod ended when the cluster said so (an eviction, a lost node)."""
-        tail = self.launcher.log_tail(self.name)[-max_bytes:]
-        reason = self.launcher.end_reason(self.name)
+        tail = self.launcher.pods.log_tail(self.name)[-max_bytes:]
+        reason = self.launcher.pods.end_reason(self.name)
         return f"{tail}[{reason}]\n" if reason else tail
 
     def path_mappings(self) -> list[dict[str, str]]:
@@ -192,20 +175,7 @@ class KubernetesLauncher(Launcher):
         self._client = client
         self._namespace = settings.kubernetes_namespace
         self._boot_image = settings.kubernetes_boot_image
-        self._pods: dict[str, dict[str, Any]] = {}  # name -> the pod as last seen by the watch
-        self._gone: set[str] = set()  # pods the watch saw deleted
-        self._ended: dict[str, int] = {}  # pods that ended without their processes' word -> the exit code told
-        self._reasons: dict[str, str] = {}  # name -> why the cluster ended it (an eviction, a lost node)
-        self._pulls: dict[str, tuple[int, str]] = {}  # name -> failed pulls of its images seen, the last's message
-        self._waiting: dict[tuple[str, str], str] = {}  # (pod, container) -> its last waiting reason
-        self._logs: dict[str, bytearray] = {}  # name -> the last LOG_KEEP bytes (or up to twice that) of its log
-        self._following: set[str] = set()
-        self._timers: dict[str, threading.Timer] = {}  # Terminating pods -> the check once their grace is over
-        self._changed = threading.Condition()
-        self._watcher: threading.Thread | None = None
-        self._closed = threading.Event()
-        self._watch_client: Any = None
-        self._log_client: Any = None
+        self.pods = PodWatch(self._new_client, settings.kubernetes_port)  # what the API says of the pods
         logging.getLogger("httpx2").setLevel(logging.WARNING)  # a line per API call otherwise
         warm_decoders()  # before any thread of this launcher decodes
         if "KUBERNETES_SERVICE_HOST" not in os.environ:
@@ -282,254 +252,8 @@ class KubernetesLauncher(Launcher):
                     self._boot_image = pod.spec.containers[0].image
         return self._boot_image
 
-    # -- the watch -------------------------------------------------------------------------------
-
     def _ensure_watch(self) -> None:
-        with self._changed:
-            if self._watcher is None and not self._closed.is_set():
-                self._watcher = threading.Thread(target=self._watch, name="k8s-watch", daemon=True)
-                self._watcher.start()
-
-    def _watch(self) -> None:
-        """Follow this store's pods: their phase, IP and exit codes (one watch for every target).
-
-        List, then watch from the list's version; every time the watch ends (an error, ``410 Gone``, the
-        server's timeout) list again: a pod deleted while the watch was away is missing from the list."""
-        from lightkube import ApiError
-        from lightkube.resources.core_v1 import Pod
-
-        labels = {MANAGED: "true", STORE: self.store_label}
-        while not self._closed.is_set():
-            try:
-                self._watch_client = self._new_client()
-                pods = self._watch_client.list(Pod, namespace=self.namespace, labels=labels)
-                self._listed([pod.to_dict() for pod in pods])
-                stream = self._watch_client.watch(
-                    Pod,
-                    namespace=self.namespace,
-                    labels=labels,
-                    resource_version=pods.resourceVersion,
-                    server_timeout=300,
-                )
-                for op, pod in stream:
-                    self._seen(op, pod.to_dict())
-                    if self._closed.is_set():
-                        return
-            except ApiError as exc:
-                if self._closed.is_set():
-                    return
-                if exc.status.code == 410:
-                    log.info("the pods' watch is too far behind (410 Gone); listing them again")
-                    continue
-                log.info("watching pods failed (%s); watching again", exc.status.message)
-                self._closed.wait(WATCH_RETRY)
-            except Exception as exc:
-                if self._closed.is_set():
-                    return
-                log.info("watching pods failed (%s); watching again", exc)
-                self._closed.wait(WATCH_RETRY)
-
-    def _listed(self, pods: list[dict[str, Any]]) -> None:
-        """A fresh list of this store's pods: the ones known but missing from it are gone."""
-        listed = {pod["metadata"]["name"] for pod in pods}
-        with self._changed:
-            missing = [name for name in self._pods if name not in listed]
-        for name in missing:
-            self._seen("DELETED", self._pods.get(name) or {"metadata": {"name": name}})
-        for pod in pods:
-            self._seen("MODIFIED", pod)
-
-    def _seen(self, op: str, pod: dict[str, Any]) -> None:
-        """One change of a pod, as the watch (or a list) tells it."""
-        name = pod["metadata"]["name"]
-        with self._changed:
-            self._count_pulls(name, pod)
-            if op == "DELETED":
-                self._pods.pop(name, None)
-                self._gone.add(name)
-                self._pulls.pop(name, None)
-                for key in [k for k in self._waiting if k[0] == name]:
-                    del self._waiting[key]
-            else:
-                self._pods[name] = pod
-            unconfirmed = name not in self._ended and ended_unconfirmed(pod, deleted=op == "DELETED")
-            if unconfirmed:
-                code = exit_code_of(pod)
-                self._ended[name] = -1 if code is None else code
-            reason = end_reason(pod)
-            if reason:
-                self._reasons[name] = reason
-            self._changed.notify_all()
-        status = pod.get("status") or {}
-        if unconfirmed:
-            log.info("pod %s ended without its processes' word: %s", name, reason or "deleted")
-            self._release(status.get("podIP"))
-        elif op != "DELETED" and (pod["metadata"].get("deletionTimestamp") and name not in self._timers):
-            grace = float(pod["metadata"].get("deletionGracePeriodSeconds") or 0)
-            timer = threading.Timer(grace + TERMINATING_MARGIN, self._overdue, args=(name,))
-            timer.daemon = True
-            self._timers[name] = timer
-            timer.start()
-        if op != "DELETED" and status.get("phase") == "Running" and status.get("podIP"):
-            self._follow(name)
-
-    def _count_pulls(self, name: str, pod: dict[str, Any]) -> None:
-        """Count the pod's failed image pulls: each time a container turns to ``ErrImagePull``."""
-        status = pod.get("status") or {}
-        for cs in [*(status.get("initContainerStatuses") or []), *(status.get("containerStatuses") or [])]:
-            waiting = (cs.get("state") or {}).get("waiting") or {}
-            reason = waiting.get("reason", "")
-            key = (name, str(cs.get("name")))
-            if reason == "ErrImagePull" and self._waiting.get(key) != reason:
-                tries = self._pulls.get(name, (0, ""))[0] + 1
-                self._pulls[name] = (tries, str(waiting.get("message") or reason))
-            self._waiting[key] = reason
-
-    def _overdue(self, name: str) -> None:
-        """A pod still Terminating past its grace period: no kubelet confirms its end (its node is gone)."""
-        with self._changed:
-            self._timers.pop(name, None)
-            pod = self._pods.get(name)
-            if pod is None or name in self._ended:
-                return
-            code = exit_code_of(pod)
-            self._ended[name] = -1 if code is None else code
-            self._reasons.setdefault(name, f"pod {name} is still terminating past its grace period: its node is lost")
-            self._changed.notify_all()
-        log.info("pod %s is still terminating past its grace period: taken as ended", name)
-        self._release((pod.get("status") or {}).get("podIP"))
-
-    def _release(self, ip: str | None) -> None:
-        """Shut down this relay's connections to a pod that ended unheard: a lost node sends nothing, not
-        even the end of a connection, so the session would wait on it forever; it reads its end now."""
-        if not ip:
-            return
-        port = self.settings.kubernetes_port
-        with contextlib.suppress(psutil.Error):
-            for conn in psutil.Process().net_connections(kind="tcp"):
-                if conn.fd < 0 or not conn.raddr or (conn.raddr.ip, conn.raddr.port) != (ip, port):
-                    continue
-                with contextlib.suppress(OSError), socket.socket(fileno=os.dup(conn.fd)) as sock:
-                    sock.shutdown(socket.SHUT_RDWR)
-
-    # -- logs --------------------------------------------------------------------------------------
-
-    def _follow(self, name: str) -> None:
-        with self._changed:
-            if name in self._following or self._closed.is_set():
-                return
-            self._following.add(name)
-        threading.Thread(target=self._follow_log, args=(name,), name=f"k8s-log-{name}", daemon=True).start()
-
-    def _follow_log(self, name: str) -> None:
-        """Keep the last LOG_KEEP bytes the target container writes, as it writes them, until it ends; a
-        stream the network broke is opened again (its tail then replaces what was kept)."""
-        from lightkube import ApiError
-
-        for attempt in range(LOG_RETRIES):
-            try:
-                with self._changed:
-                    if self._log_client is None:
-                        self._log_client = self._new_client()
-                    client = self._log_client
-                lines = client.log(name, namespace=self.namespace, container=CONTAINER, follow=True, tail_lines=500)
-                for index, line in enumerate(lines):
-                    self._keep_log(name, line.encode(errors="replace"), fresh=attempt > 0 and index == 0)
-                    if self._closed.is_set():
-                        return
-            except ApiError as exc:  # refused (no rights, the pod gone): asking again changes nothing
-                log.debug("cannot follow the log of pod %s: %s", name, exc.status.message)
-                return
-            except Exception as exc:
-                log.debug("following the log of pod %s broke: %s", name, exc)
-            else:
-                return  # the container ended: its log is whole
-            with self._changed:
-                if name in self._gone:
-                    return
-            if self._closed.wait(WATCH_RETRY):
-                return
-
-    def _keep_log(self, name: str, data: bytes, *, fresh: bool = False) -> None:
-        with self._changed:
-            kept = self._logs.setdefault(name, bytearray())
-            if fresh:
-                kept.clear()
-            kept += data
-            if len(kept) > 2 * LOG_KEEP:
-                del kept[:-LOG_KEEP]
-
-    def log_tail(self, name: str) -> str:
-        """What the target container wrote last, as followed (never blocks: no API call)."""
-        with self._changed:
-            return bytes(self._logs.get(name, b"")[-LOG_KEEP:]).decode(errors="replace")
-
-    def end_reason(self, name: str) -> str | None:
-        """Why the cluster ended pod ``name`` (an eviction, a lost node), when it did."""
-        with self._changed:
-            return self._reasons.get(name)
-
-    def exit_code(self, name: str) -> int | None:
-        """The pod's target exit code once it ended; -1 when it ended without one; else None."""
-        with self._changed:
-            if name in self._ended:
-                return self._ended[name]
-            pod = self._pods.get(name)
-            if pod is None:
-                return -1 if name in self._gone else None
-            return exit_code_of(pod)
-
-    def _wait_running(self, name: str, timeout: float) -> dict[str, Any]:
-        """The pod once it runs with an IP; :class:`LaunchFailed` when it cannot (blocking)."""
-        deadline = time.monotonic() + timeout
-        with self._changed:
-            while True:
-                pod = self._pods.get(name)
-                if name in self._gone:
-                    raise LaunchFailed(f"pod {name} was deleted before it ran", details={"pod": name})
-                if pod is not None:
-                    status = pod.get("status") or {}
-                    failure = waiting_failure(pod)
-                    tries = self._pulls.get(name, (0, ""))
-                    if failure is not None and failure[0] in PULL_RETRIED:
-                        if failure[0] == "ErrImagePull" or tries[0] < PULL_TRIES:
-                            failure = None  # the kubelet tries again: a registry's hiccup or rate limit passes
-                        else:
-                            failure = (failure[0], f"{tries[0]} pulls failed, the last: {tries[1]}")
-                    if failure is not None:
-                        reason, message = failure
-                        hint = (
-                            "Push the image to a registry the cluster pulls from, and name it as the cluster knows it."
-                            if reason in PULL_FAILURES
-                            else "Read details.message; the pod's events (kubectl describe pod) tell more."
-                        )
-                        raise LaunchFailed(
-                            f"pod {name} cannot start: {reason}",
-                            details={"pod": name, "reason": reason, "message": message[:500]},
-                            hint=hint,
-                        )
-                    if status.get("phase") in ("Succeeded", "Failed"):
-                        raise LaunchFailed(
-                            f"pod {name} ended before debugpy was ready (exit code {exit_code_of(pod)})",
-                            details={"pod": name, "exit_code": exit_code_of(pod)},
-                        )
-                    if status.get("phase") == "Running" and status.get("podIP"):
-                        return pod
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    conditions = [c.get("message") for c in status.get("conditions") or [] if c.get("message")]
-                    raise LaunchFailed(
-                        f"pod {name} did not run within {timeout:g} s",
-                        details={
-                            "pod": name,
-                            "phase": status.get("phase") if pod else None,
-                            "why": conditions[:3],
-                            "setting": "DEBUGRELAY_KUBERNETES_START_TIMEOUT",
-                        },
-                        hint="The cluster may lack room for the pod's requests, or be pulling a large image: "
-                        "raise DEBUGRELAY_KUBERNETES_START_TIMEOUT for a slow pull or a node scale-up.",
-                    )
-                self._changed.wait(left)
+        self.pods.start(self.namespace, {MANAGED: "true", STORE: self.store_label})
 
     # -- launching -------------------------------------------------------------------------------
 
@@ -544,9 +268,9 @@ class KubernetesLauncher(Launcher):
         self._ensure_watch()
         await asyncio.to_thread(self._create, manifest)
         try:
-            pod = await asyncio.to_thread(self._wait_running, name, self.settings.kubernetes_start_timeout)
+            pod = await asyncio.to_thread(self.pods.wait_running, name, self.settings.kubernetes_start_timeout)
         except RelayError as exc:
-            tail = self.log_tail(name) or await asyncio.to_thread(self.pod_log, name)
+            tail = self.pods.log_tail(name) or await asyncio.to_thread(self.pod_log, name)
             if tail:
                 exc.details.setdefault("output_tail", tail[-2000:])
             await asyncio.to_thread(self.delete_pod, name)
@@ -589,11 +313,7 @@ class KubernetesLauncher(Launcher):
         from lightkube import ApiError
         from lightkube.resources.core_v1 import Pod
 
-        with self._changed:
-            self._logs.pop(name, None)
-            timer = self._timers.pop(name, None)
-        if timer is not None:
-            timer.cancel()
+        self.pods.forget(name)
         try:
             self.client.delete(Pod, name, namespace=self.namespace, grace_period=1)
         except ApiError as exc:
@@ -610,7 +330,7 @@ class KubernetesLauncher(Launcher):
                 text = "".join(client.log(name, namespace=self.namespace, container=CONTAINER, tail_lines=lines))
         except Exception:
             return ""
-        self._keep_log(name, text.encode(errors="replace"))
+        self.pods.keep_log(name, text.encode(errors="replace"))
         return text
 
     def recover(self, record: TargetRecord) -> Target | None:
@@ -633,11 +353,7 @@ class KubernetesLauncher(Launcher):
             log.warning("ignoring the stored pod %s: not one of this store's targets", name)
             return None
         self._ensure_watch()
-        with self._changed:
-            self._pods.setdefault(name, pod)
-            reason = end_reason(pod)
-            if reason:
-                self._reasons[name] = reason
+        self.pods.adopt(name, pod)
         if exit_code_of(pod) is not None:
             self.pod_log(name)  # an ended target tells what it printed (recover runs in a worker thread)
         mappings = [(m[0], m[1]) for m in given(record.path_mappings) or [] if len(m) == 2]
@@ -738,17 +454,10 @@ class KubernetesLauncher(Launcher):
         return data
 
     async def close(self) -> None:
-        self._closed.set()
-        with self._changed:
-            self._changed.notify_all()
-        with self._changed:
-            timers = list(self._timers.values())
-        for timer in timers:
-            timer.cancel()
-        for client in (self._watch_client, self._log_client, self._client):
-            if client is not None:
-                with contextlib.suppress(Exception):
-                    await asyncio.to_thread(client.close)
+        await asyncio.to_thread(self.pods.close)
+        if self._client is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(self._client.close)
 
 
 def _check_attachable(name: str, labels: dict[str, str]) -> None:
