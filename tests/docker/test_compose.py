@@ -28,6 +28,7 @@ from tests.docker.stack import (
     remove_leftovers,
     require_images,
 )
+from tests.integration.test_metrics import DOCUMENTED, metric_names, scraped, value
 from tests.redis_server import poll
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -213,10 +214,11 @@ def test_a_target_reaches_nothing_of_the_host_nor_the_relays_api(
 
 
 def test_a_handler_in_a_container_is_debugged_in_four_calls_and_reached_at_its_published_url(
-    docker_client: Any, stack: Stack, workspace: Path
+    docker_client: Any, stack: Stack, workspace: Path, api: httpx.Client
 ) -> None:
     """Seed 004 §3.2 under compose: breakpoint, request, read, continue; the service's port published on
-    the host's loopback through the relay, which no target reaches it through."""
+    the host's loopback through the relay, which no target reaches it through. Then /metrics: the
+    launch counted, under the names a local relay (``api``) answers."""
     http = started(stack)
     sessions = Sessions(http)
     try:
@@ -251,6 +253,11 @@ def test_a_handler_in_a_container_is_debugged_in_four_calls_and_reached_at_its_p
         answer = done.get(rid) or ok(http.get(f"/sessions/{sid}/requests/{rid}"))
         assert answer["response"]["body"] == '{"order": 7, "total": 26}', answer
         ok(http.delete(f"/sessions/{sid}"))
+
+        assert httpx.get(f"{stack.url}/metrics").status_code == 401  # the token is asked here too
+        names, local = metric_names(http), metric_names(api)
+        assert names == local and names >= DOCUMENTED, (names ^ local, DOCUMENTED - names)
+        assert value(scraped(http), "debugrelay_launches_total", launcher="docker", outcome="started") == 1
     finally:
         http.close()
 

@@ -15,6 +15,16 @@ pytestmark = pytest.mark.integration
 BASIC = target("basic.py")
 CRASH = target("ex_thread.py")
 TOKEN = "metrics-test-token"
+DOCUMENTED = {  # the README's Metrics section
+    "debugrelay_sessions",
+    "debugrelay_launches",
+    "debugrelay_launch_to_first_stop_seconds",
+    "debugrelay_keeper_reconnects",
+    "debugrelay_store_pending_writes",
+    "debugrelay_traced_calls",
+    "debugrelay_evidence_bytes",
+    "debugrelay_request_duration_seconds",
+}
 
 
 def scraped(http: httpx.Client, **headers: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -27,6 +37,15 @@ def scraped(http: httpx.Client, **headers: str) -> dict[tuple[str, tuple[tuple[s
         for family in text_string_to_metric_families(answer.text)
         for s in family.samples
     }
+
+
+def metric_names(http: httpx.Client) -> set[str]:
+    """The families /metrics names (counters without their ``_total``), whether or not they have samples yet
+    (the ``_created`` times prometheus_client adds once a series has one aside)."""
+    answer = http.get("/metrics")
+    assert answer.status_code == 200, answer.text
+    families = text_string_to_metric_families(answer.text)
+    return {family.name for family in families if not family.name.endswith("_created")}
 
 
 def value(samples: dict[tuple[str, tuple[tuple[str, str], ...]], float], name: str, **labels: str) -> float:
@@ -52,6 +71,7 @@ def test_sessions_launches_first_stops_and_requests_are_counted(
     assert value(after, waits[0], **waits[1], status="2xx") >= 1
     assert value(after, "debugrelay_request_duration_seconds_count", method="GET", route="/metrics", status="2xx") == 0
     assert value(after, "debugrelay_store_pending_writes") == 0
+    assert metric_names(api) >= DOCUMENTED  # under compose too (tests/docker/test_compose.py)
     assert line_of(BASIC, "add-body") and sid
 
 
