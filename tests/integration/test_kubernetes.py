@@ -412,15 +412,34 @@ def test_a_second_relay_starting_leaves_the_pod_another_is_launching(
         second.stop()
 
 
+def mute_python(tmp: Path) -> Path:
+    """An interpreter that prints a line and never starts the keeper: the launch fails in its pod."""
+    mute = tmp / "mute-python"
+    mute.write_text("#!/bin/sh\necho no debugger here\nexec sleep 600\n")
+    mute.chmod(0o755)
+    return mute
+
+
+def test_a_launch_that_fails_in_its_pod_reports_what_the_pod_printed(
+    tmp_path: Path, fake_kubernetes: FakeKubernetes
+) -> None:
+    relay = start_relay(tmp_path, fake_kubernetes, DEBUGRELAY_LAUNCH_TIMEOUT="3")
+    try:
+        sid = Sessions(relay.http).create()
+        launch = {"script": "/app/main.py", "image": IMAGE, "python": str(mute_python(tmp_path))}
+        err = error_of(relay.http.post(f"/sessions/{sid}/launch", json=launch), 400, "launch_failed")
+        assert "no debugger here" in err["details"]["output_tail"]
+    finally:
+        relay.stop()
+
+
 def test_the_relay_answers_while_the_api_server_hangs_on_a_pod_log(
     tmp_path: Path, fake_kubernetes: FakeKubernetes
 ) -> None:
     """The pod's log is read while the API server never answers: the relay answers everything else, and
     a failed launch is told without waiting on the log."""
     fake_kubernetes.hang("/log")
-    mute = tmp_path / "mute-python"  # an interpreter that never starts the keeper: the launch fails
-    mute.write_text("#!/bin/sh\necho no debugger here\nexec sleep 600\n")
-    mute.chmod(0o755)
+    mute = mute_python(tmp_path)
     relay = start_relay(tmp_path, fake_kubernetes, DEBUGRELAY_LAUNCH_TIMEOUT="5")
     try:
         sid = Sessions(relay.http).create()
