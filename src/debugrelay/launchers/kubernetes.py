@@ -39,7 +39,7 @@ never answers holds only its own thread.
 Target pods are bare (no controller: one would start the program afresh and lose its session). They
 carry ``cluster-autoscaler.kubernetes.io/safe-to-evict: "true"``, so the cluster autoscaler may scale
 their node down; ``kubectl drain`` refuses pods without a controller and with ``emptyDir`` volumes
-unless told ``--force --delete-emptydir-data``, and then evicts them (their sessions end, saying so). A
+unless told ``--force --delete-emptydir-data``, and then evicts them (their sessions end). A
 starting relay deletes the pods of sessions that are gone, except pods younger than a launch's whole
 budget (start plus debugger): another replica may be launching one and not have recorded its session yet.
 

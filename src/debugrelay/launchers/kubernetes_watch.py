@@ -133,10 +133,12 @@ class PodWatch:
         name = pod["metadata"]["name"]
         with self.changed:
             self._count_pulls(name, pod)
+            timer = None
             if op == "DELETED":
                 self.pods.pop(name, None)
                 self._gone.add(name)
                 self._pulls.pop(name, None)
+                self._logs.pop(name, None)  # nothing asks a deleted pod's output any more
                 for key in [k for k in self._waiting if k[0] == name]:
                     del self._waiting[key]
             else:
@@ -145,6 +147,10 @@ class PodWatch:
             if unconfirmed:
                 code = exit_code_of(pod)
                 self._ended[name] = -1 if code is None else code
+            elif op != "DELETED" and pod["metadata"].get("deletionTimestamp") and name not in self._timers:
+                grace = float(pod["metadata"].get("deletionGracePeriodSeconds") or 0)
+                timer = self._timers[name] = threading.Timer(grace + TERMINATING_MARGIN, self._overdue, (name,))
+                timer.daemon = True
             reason = end_reason(pod)
             if reason:
                 self._reasons[name] = reason
@@ -153,11 +159,7 @@ class PodWatch:
         if unconfirmed:
             log.info("pod %s ended without its processes' word: %s", name, reason or "deleted")
             self._release(status.get("podIP"))
-        elif op != "DELETED" and (pod["metadata"].get("deletionTimestamp") and name not in self._timers):
-            grace = float(pod["metadata"].get("deletionGracePeriodSeconds") or 0)
-            timer = threading.Timer(grace + TERMINATING_MARGIN, self._overdue, args=(name,))
-            timer.daemon = True
-            self._timers[name] = timer
+        if timer is not None:
             timer.start()
         if op != "DELETED" and status.get("phase") == "Running" and status.get("podIP"):
             self._follow(name)
@@ -245,6 +247,8 @@ class PodWatch:
     def keep_log(self, name: str, data: bytes, *, fresh: bool = False) -> None:
         """Keep ``data`` as the latest of pod ``name``'s log (``fresh``: in place of what was kept)."""
         with self.changed:
+            if name in self._gone:
+                return
             kept = self._logs.setdefault(name, bytearray())
             if fresh:
                 kept.clear()
