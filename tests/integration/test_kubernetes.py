@@ -1,8 +1,11 @@
 """The kubernetes launcher against a FAKE Kubernetes API server (tests/integration/fake_kubernetes.py).
 
-No cluster can run on this project's machines. The fake checks every request the relay makes and
-plays each pod's life; the pod's processes are real: the init container really copies debugpy and
-the hooks, the keeper and debugpy really run, so every session here is a real debug session.
+No cluster can run on this project's machines. The fake checks every request the relay makes (against
+the Role deploy/ grants the relay) and plays each pod's life; the pod's processes are real: the init
+container really copies debugpy and the hooks, the keeper and debugpy really run, so every session here
+is a real debug session. It is as unkind as a cluster where that broke the relay: watches answered
+410 Gone, graceful deletion, evictions, lost nodes, image pulls that fail and are retried, an API server
+that hangs.
 """
 
 from __future__ import annotations
