@@ -9,21 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
 from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
 
-from debugrelay.metrics import route_of
+from debugrelay.metrics import ASGIApp, route_of
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 # the request being answered: method, route template, the task answering it
 REQUEST: ContextVar[tuple[str, str, asyncio.Task[Any] | None] | None] = ContextVar("debugrelay_request", default=None)
 _encode = msgspec.json.Encoder().encode
-
-ASGIApp = Callable[[Any, Any, Any], Any]
 
 
 class JsonFormatter(logging.Formatter):

@@ -38,7 +38,7 @@ def log_config(settings: Settings) -> LoggingConfig:
     if settings.log_format != "json":
         return LoggingConfig()
     handlers = copy.deepcopy(LoggingConfig().handlers)  # Litestar's defaults, shared by every config
-    handlers["queue_listener"]["filters"] = ["request"]  # read in the logging thread
+    handlers["queue_listener"]["filters"] = ["request"]  # where a record is logged, before the queue
     return LoggingConfig(
         formatters={"standard": {"()": JsonFormatter}},
         filters={"request": {"()": RequestFields}},
