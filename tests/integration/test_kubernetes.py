@@ -133,6 +133,9 @@ def test_a_launch_runs_in_a_restricted_pod_and_debugs_through_path_mappings(
     # autoscaler may still scale its node down, and drain evicts it (with --force, see the launcher's notes)
     assert pod["metadata"]["annotations"]["cluster-autoscaler.kubernetes.io/safe-to-evict"] == "true"
     assert "ownerReferences" not in pod["metadata"]
+    # a relay that never comes back: the keeper ends the program after the session's timeout, and the pod
+    command = spec["containers"][0]["command"]
+    assert float(command[command.index("--orphan-after") + 1]) == 3600
     assert spec["restartPolicy"] == "Never" and spec["automountServiceAccountToken"] is False
     assert spec["securityContext"]["runAsNonRoot"] is True and spec["securityContext"]["runAsUser"] == 10001
     assert spec["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}

@@ -20,6 +20,7 @@ from .container import (
     INSTANCE,
     SESSION,
     keeper_in_container,
+    orphan_after,
     target_env,
     target_home,
     target_labels,
@@ -183,7 +184,9 @@ def pod_manifest(
     port = settings.kubernetes_port
     python = [spec.python or ("python3" if own_image else "python"), "-Xfrozen_modules=off"]
     debuggee = [*python, *debugpy_args(spec, f"127.0.0.1:{INNER_PORT}", script_path=script)]
-    command = keeper_in_container(python, listen=f"0.0.0.0:{port}", debuggee=debuggee)
+    command = keeper_in_container(
+        python, listen=f"0.0.0.0:{port}", debuggee=debuggee, orphan_after=orphan_after(settings)
+    )
     env = target_env(spec.env, [to_remote(p, mappings) for p in spec.pythonpath])
     home = target_home(env)
     env[SECRET_ENV] = secret
