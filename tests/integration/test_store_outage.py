@@ -290,9 +290,7 @@ async def test_mcp_tools_say_a_change_is_not_persisted_yet(
     assert lines(written(relay, group, sid, lambda r: lines(r) == [TICK_LINE, PRINT_LINE])) == [TICK_LINE, PRINT_LINE]
 
 
-def test_a_hung_redis_takes_the_relay_out_of_service_without_failing_its_liveness(
-    relay: Relay, store: Redis
-) -> None:
+def test_a_hung_redis_takes_the_relay_out_of_service_without_failing_its_liveness(relay: Relay, store: Redis) -> None:
     """Redis frozen (connections accepted, never answered): readiness says so at once (503, within its bound),
     liveness never asks the store (200), and both answer a kubelet that names the pod's address as Host."""
     assert ok(relay.http.get("/readyz"))["status"] == "ready"

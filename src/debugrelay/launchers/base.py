@@ -53,6 +53,10 @@ class Target(abc.ABC):
         """The last raw output the target wrote outside the debugger, for failure reports."""
         return ""
 
+    def end_reason(self) -> str | None:
+        """Why the target's platform ended it (a pod evicted, its node lost), when it says; else None."""
+        return None
+
     async def read_file(self, path: str, max_bytes: int) -> bytes | None:
         """A regular file of at most ``max_bytes`` as the target sees it (``path`` is the target's), or
         None: the target cannot read files on its side (the relay reads its own disk instead)."""

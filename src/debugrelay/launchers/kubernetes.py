@@ -151,6 +151,9 @@ class KubernetesTarget(Target):
         reason = self.launcher.pods.end_reason(self.name)
         return f"{tail}[{reason}]\n" if reason else tail
 
+    def end_reason(self) -> str | None:
+        return self.launcher.pods.end_reason(self.name)
+
     def path_mappings(self) -> list[dict[str, str]]:
         return [{"localRoot": local, "remoteRoot": remote} for local, remote in self.mappings if local != remote]
 

@@ -262,6 +262,7 @@ class SessionRecord(Model):
     exit_code: int | None = None
     python: str | None = None  # the major.minor of the program's interpreter, when known
     reason: str | None = None
+    ended: str | None = None  # why the target's platform ended it (an eviction, a lost node), as it said
     error: ErrorBody | None = None
     breakpoints: list[BreakpointRecord] = msgspec.field(default_factory=list)
     exception_filters: ExceptionFilters | None = None

@@ -390,6 +390,7 @@ async def on_end(session: Session, why: str) -> None:
             await target.terminate()
         if exit_code is None:
             exit_code = target.poll()
+        session.record.ended = target.end_reason()
     if client is not None:
         await client.close()
     session.client = None

@@ -80,7 +80,7 @@ def status_view(session: Session, expires_in: float | None = None) -> dict[str, 
             out["undebugged_note"] = UNDEBUGGED_AFTER
         if rec.exit_code is not None or rec.status == "terminated":
             out["exit_code"] = rec.exit_code
-            out["description"] = killed_by(rec.exit_code, rec.reason)
+            out["description"] = rec.ended or killed_by(rec.exit_code, rec.reason)
         if rec.error:
             out["error"] = rec.error
     if rec.processes and rec.status in ("running", "paused", "launching"):
