@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from litestar import Litestar, MediaType, Request, Response
@@ -16,7 +17,7 @@ from litestar.openapi.config import OpenAPIConfig
 from litestar.routes import HTTPRoute
 from litestar.types import Scope
 
-from debugrelay import __version__
+from debugrelay import __version__, access
 from debugrelay.config import Settings, load_settings, normalize_origin
 from debugrelay.metrics import request_timer
 from debugrelay.service import RelayService
@@ -28,7 +29,7 @@ from ._body import strict_body
 from ._contract import openapi_document
 from ._derived import routes
 from ._errors_doc import document_errors
-from .auth import FailedAttempts, token_middleware
+from .auth import FailedAttempts, Gatekeeper, token_middleware
 from .breakpoints import BreakpointController, ProfileController
 from .browser import browser_guard
 from .errors import exception_handlers
@@ -65,6 +66,8 @@ def create_app(settings: Settings | None = None, manager: SessionManager | None 
 
     mcp = McpEndpoint(settings)  # MCP over streamable HTTP at /mcp, on the same manager
     attempts = FailedAttempts()  # one limit on wrong tokens for the API, /mcp and the view's sign-in
+    credentials = access.CredentialFile(Path(settings.credentials)) if settings.credentials else None
+    gate = Gatekeeper(settings.token, attempts, _peers(settings), credentials)
     state = State({"manager": manager, "service": RelayService(manager)} if manager is not None else {})
 
     @asynccontextmanager
@@ -108,7 +111,7 @@ def create_app(settings: Settings | None = None, manager: SessionManager | None 
         # the browser checks first: a request they refuse reaches neither the token check nor another replica
         middleware=[
             browser_guard(settings),
-            token_middleware(settings.token, attempts, _peers(settings)),
+            token_middleware(gate),
             forward_middleware,
             trail_middleware,
             request_timer,

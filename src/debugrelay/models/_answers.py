@@ -153,9 +153,10 @@ class Status(Answer, kw_only=True):
 
 
 class SessionSummary(Status, kw_only=True):
-    """A session in a listing: its status and name."""
+    """A session in a listing: its status and name, and on a relay with credentials, whose it is."""
 
     name: str | None = None
+    created_by: str | None = None  # the credential that created it
 
 
 class SessionDetail(SessionSummary, kw_only=True):
@@ -172,6 +173,7 @@ class SessionDetail(SessionSummary, kw_only=True):
     # whether a paused program stays paused (and events are kept) while no relay runs: a keeper holds it
     survives_relay_restart: bool | None = None
     notes: list[str] = msgspec.field(default_factory=list)
+    shared_with: list[str] = msgspec.field(default_factory=list)  # credential names, or role:<role>
     # set by clone and import
     cloned_from: str | None = None
     breakpoints_set: int | None = None

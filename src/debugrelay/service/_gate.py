@@ -17,6 +17,7 @@ from typing import Any
 
 import msgspec
 
+from debugrelay import access
 from debugrelay.errors import RelayError
 from debugrelay.models import Answer
 
@@ -34,6 +35,8 @@ def _gate(name: str, fn: F, op: Operation | None) -> F:
     check = op.check if op is not None else None
     redacted = name not in _redaction.UNREDACTED
     marks = op is not None and op.changes
+    kind: access.Access = op.access if op is not None else "admin"
+    what = name.replace("_", " ")
 
     @functools.wraps(fn)
     async def gated(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -45,6 +48,9 @@ def _gate(name: str, fn: F, op: Operation | None) -> F:
             check(arguments)
         manager = self.manager
         session_id = arguments.get("session_id") if by_session else None
+        caller = access.current()
+        if caller is not None:
+            _authorize(manager, caller, kind, what, session_id)
         entry = _trail.begin(name, arguments, by_session)
         token = _INSIDE.set(redacted)  # one left unredacted (evidence) lets the operation it asks be redacted
         try:
@@ -66,6 +72,19 @@ def _gate(name: str, fn: F, op: Operation | None) -> F:
         return answer
 
     return gated  # type: ignore[return-value]
+
+
+def _authorize(manager: Any, caller: access.Caller, kind: access.Access, what: str, session_id: Any) -> None:
+    """The caller's role and the session's owner allow the operation (``access._rules``), or it is refused
+    before anything runs. A session this relay does not hold is left to the operation to report; one not
+    about a session is judged by the role alone."""
+    if session_id is None:
+        access.authorize(caller, kind, what, created_by=caller.name)
+        return
+    session = manager.sessions.get(session_id) if isinstance(session_id, str) else None
+    if session is not None:
+        record = session.record
+        access.authorize(caller, kind, what, created_by=record.created_by, shares=record.shared_with)
 
 
 def gated(cls: C) -> C:

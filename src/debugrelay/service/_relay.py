@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import msgspec
 
+from debugrelay import access
+from debugrelay.errors import InvalidRequest
 from debugrelay.models import (
     AttachSpec,
     Deleted,
@@ -72,9 +74,14 @@ class RelayService(RunningOps, BreakpointOps, InspectionOps, EvidenceOps, TraceO
 
     async def list_sessions(self) -> SessionList:
         mgr = self.manager
+        caller = access.current()
         found = [
-            msgspec.convert({**status_view(s, mgr.expires_in(s)), "name": s.record.name}, SessionSummary)
+            msgspec.convert(
+                {**status_view(s, mgr.expires_in(s)), "name": s.record.name, "created_by": s.record.created_by},
+                SessionSummary,
+            )
             for s in await mgr.list_all()
+            if access.may_see(caller, s.record.created_by, s.record.shared_with)
         ]
         return SessionList(sessions=found, total=len(found))
 
@@ -95,6 +102,27 @@ class RelayService(RunningOps, BreakpointOps, InspectionOps, EvidenceOps, TraceO
 
     async def session(self, session_id: str) -> SessionDetail:
         return self._detail(self._get(session_id))
+
+    async def share(self, session_id: str, *, names: list[str]) -> SessionDetail:
+        session = self._get(session_id)
+        record = session.record
+        if len(set(record.shared_with) | set(names)) > limits.MAX_SHARES:
+            raise InvalidRequest(
+                f"a session is shared with {limits.MAX_SHARES} names at most",
+                details={"shared_with": len(record.shared_with)},
+                hint="Share with a role (role:agent) instead of many names.",
+            )
+        record.shared_with = [*record.shared_with, *(n for n in dict.fromkeys(names) if n not in record.shared_with)]
+        await session.save()
+        self.manager.feed.bump(session_id)
+        return self._detail(session)
+
+    async def unshare(self, session_id: str, *, names: list[str]) -> SessionDetail:
+        session = self._get(session_id)
+        session.record.shared_with = [n for n in session.record.shared_with if n not in names]
+        await session.save()
+        self.manager.feed.bump(session_id)
+        return self._detail(session)
 
     async def update_session(
         self, session_id: str, *, name: str | None = None, timeout_minutes: float | None = None

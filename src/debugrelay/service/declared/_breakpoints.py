@@ -126,6 +126,7 @@ class BreakpointOperations(abc.ABC):
         status=201,
         wire={"requests": "breakpoints"},
         routed=False,
+        access="create",
     )
     @abc.abstractmethod
     async def save_profile(

@@ -1,0 +1,224 @@
+"""A relay a team shares: named credentials with roles, sessions with owners, shares, and fair limits,
+through real requests to a relay started with a credentials file."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import Relay, error_of, line_of, ok, target, until
+
+ALICE, BOB, VAL, ROOT, CAROL, DAVE = (f"{who}-token-0123456789" for who in ("alice", "bob", "val", "root", "carol", "dave"))
+BASIC = target("basic.py")
+
+CREDENTIALS = f"""
+[defaults]
+max_sessions = 5
+requests_per_minute = 6000
+
+[[credentials]]
+name = "alice"
+token = "{ALICE}"
+role = "agent"
+
+[[credentials]]
+name = "bob"
+token = "{BOB}"
+role = "agent"
+
+[[credentials]]
+name = "val"
+token = "{VAL}"
+role = "viewer"
+
+[[credentials]]
+name = "root"
+token = "{ROOT}"
+role = "admin"
+
+[[credentials]]
+name = "carol"
+token = "{CAROL}"
+role = "agent"
+requests_per_minute = 60
+
+[[credentials]]
+name = "dave"
+token = "{DAVE}"
+role = "agent"
+max_sessions = 1
+"""
+
+
+class Team:
+    def __init__(self, relay: Relay, file: Path) -> None:
+        self.relay, self.file = relay, file
+        self.clients: dict[str, httpx.Client] = {}
+
+    def __getitem__(self, token: str) -> httpx.Client:
+        if token not in self.clients:
+            self.clients[token] = httpx.Client(
+                base_url=self.relay.url, timeout=60, headers={"Authorization": f"Bearer {token}"}
+            )
+        return self.clients[token]
+
+    def close(self) -> None:
+        for client in self.clients.values():
+            client.close()
+
+
+@pytest.fixture(scope="module")
+def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Team]:
+    tmp = tmp_path_factory.mktemp("team")
+    file = tmp / "credentials.toml"
+    file.write_text(CREDENTIALS)
+    os.chmod(file, 0o600)
+    relay = Relay(
+        tmp,
+        env={"DEBUGRELAY_CREDENTIALS": str(file), "DEBUGRELAY_ALLOWED_ROOTS": str(tmp_path_factory.getbasetemp())},
+    )
+    t = Team(relay, file)
+    try:
+        yield t
+    finally:
+        for token in (ROOT,):
+            for s in ok(t[token].get("/sessions"))["sessions"]:
+                t[token].delete(f"/sessions/{s['session_id']}")
+        t.close()
+        relay.stop()
+
+
+def create(client: httpx.Client, **body: Any) -> str:
+    sid: str = ok(client.post("/sessions", json=body), 201)["session_id"]
+    return sid
+
+
+def listed(client: httpx.Client) -> set[str]:
+    return {s["session_id"] for s in ok(client.get("/sessions"))["sessions"]}
+
+
+def test_with_credentials_every_request_needs_one_loopback_included(team: Team) -> None:
+    with httpx.Client(base_url=team.relay.url) as stranger:
+        error_of(stranger.get("/sessions"), 401, "unauthorized")
+        assert stranger.get("/livez").status_code == 200  # the probes stay open
+    error_of(team["not-a-known-token-at-all"].get("/sessions"), 401, "unauthorized")
+
+
+def test_an_agent_sees_and_drives_only_its_own_sessions(team: Team) -> None:
+    mine = create(team[ALICE], name="alice's")
+    assert ok(team[ALICE].get(f"/sessions/{mine}"))["created_by"] == "alice"
+    assert mine in listed(team[ALICE])
+    assert mine not in listed(team[BOB])
+    for response in (
+        team[BOB].get(f"/sessions/{mine}/status"),
+        team[BOB].post(f"/sessions/{mine}/breakpoints", json={"source": {"path": BASIC}, "line": 8}),
+        team[BOB].delete(f"/sessions/{mine}"),
+    ):
+        err = error_of(response, 403, "forbidden")
+        assert "alice" in err["message"] and err["details"]["owner"] == "alice"  # names the owner: no hidden 404
+    assert ok(team[ALICE].get(f"/sessions/{mine}/breakpoints"))["breakpoints"] == []  # nothing changed
+    assert mine in listed(team[ROOT])  # an admin sees every session
+
+
+def test_a_viewer_reads_every_session_and_changes_nothing(team: Team) -> None:
+    sid = create(team[ALICE])
+    ok(team[ALICE].post(f"/sessions/{sid}/breakpoints", json={"source": {"path": BASIC}, "line": line_of(BASIC, "add-body")}))
+    ok(team[ALICE].post(f"/sessions/{sid}/launch", json={"script": BASIC}))
+    assert ok(team[ALICE].post(f"/sessions/{sid}/wait", json={"timeout": 30}))["status"] == "paused"
+
+    assert sid in listed(team[VAL])
+    assert ok(team[VAL].get(f"/sessions/{sid}/status"))["status"] == "paused"
+    frame = ok(team[VAL].get(f"/sessions/{sid}/stacktrace"))["frames"][0]
+    assert frame["line"] == line_of(BASIC, "add-body")
+    for response in (
+        team[VAL].post(f"/sessions/{sid}/evaluate", json={"expression": "a + b"}),
+        team[VAL].post(f"/sessions/{sid}/continue"),
+        team[VAL].post(f"/sessions/{sid}/breakpoints", json={"source": {"path": BASIC}, "line": 9}),
+        team[VAL].delete(f"/sessions/{sid}"),
+        team[VAL].post("/sessions", json={}),
+        team[VAL].get(f"/sessions/{sid}/ping"),  # a heartbeat keeps it alive: a change
+    ):
+        err = error_of(response, 403, "forbidden")
+        assert "viewer" in err["message"]
+    assert ok(team[ALICE].get(f"/sessions/{sid}/status"))["status"] == "paused"  # still where it was
+    assert len(ok(team[ALICE].get(f"/sessions/{sid}/breakpoints"))["breakpoints"]) == 1
+    team[ALICE].delete(f"/sessions/{sid}")
+
+
+def test_sharing_lets_another_agent_watch_and_drive_not_run_code_and_can_be_withdrawn(team: Team) -> None:
+    sid = create(team[ALICE])
+    add_body = line_of(BASIC, "add-body")
+    ok(team[ALICE].post(f"/sessions/{sid}/breakpoints", json={"source": {"path": BASIC}, "line": add_body}))
+    ok(team[ALICE].post(f"/sessions/{sid}/launch", json={"script": BASIC}))
+    assert ok(team[ALICE].post(f"/sessions/{sid}/wait", json={"timeout": 30}))["status"] == "paused"
+
+    shared = ok(team[ALICE].post(f"/sessions/{sid}/share", json={"names": ["bob"]}))
+    assert shared["shared_with"] == ["bob"]
+    assert sid in listed(team[BOB])
+    assert ok(team[BOB].get(f"/sessions/{sid}/stacktrace"))["frames"][0]["line"] == add_body
+    ok(team[BOB].post(f"/sessions/{sid}/step-over"))  # drives it
+    err = error_of(team[BOB].post(f"/sessions/{sid}/evaluate", json={"expression": "1 + 1"}), 403, "forbidden")
+    assert err["details"]["owner"] == "alice" and err["details"]["shared"] is True
+    error_of(team[BOB].post(f"/sessions/{sid}/share", json={"names": ["carol"]}), 403, "forbidden")
+    assert ok(team[ALICE].post(f"/sessions/{sid}/evaluate", json={"expression": "1 + 1"}))["result"] == "2"
+    assert ok(team[ROOT].post(f"/sessions/{sid}/evaluate", json={"expression": "2 + 2"}))["result"] == "4"
+
+    ok(team[ALICE].post(f"/sessions/{sid}/unshare", json={"names": ["bob"]}))
+    assert sid not in listed(team[BOB])
+    error_of(team[BOB].get(f"/sessions/{sid}/stacktrace"), 403, "forbidden")
+
+    ok(team[ALICE].post(f"/sessions/{sid}/share", json={"names": ["role:agent"]}))  # every agent
+    assert sid in listed(team[BOB]) and sid in listed(team[CAROL])
+    error_of(team[ALICE].post(f"/sessions/{sid}/share", json={"names": ["role:wizard"]}), 400)
+    team[ALICE].delete(f"/sessions/{sid}")
+
+
+def test_a_credentials_file_is_read_again_without_a_restart(team: Team) -> None:
+    sid = create(team[BOB])
+    original = team.file.read_text()
+    try:
+        # bob removed, a new viewer added, alice expired: each takes effect while the relay runs
+        edited = original.replace(f'name = "bob"\ntoken = "{BOB}"', 'name = "eve"\ntoken = "eve-token-0123456789"')
+        edited = edited.replace('name = "alice"\ntoken', 'name = "alice"\nexpires = 2001-01-01T00:00:00Z\ntoken')
+        team.file.write_text(edited)
+        until(lambda: team[BOB].get("/sessions").status_code == 401, "bob's credential to stop working")
+        error_of(team[ALICE].get("/sessions"), 401, "unauthorized")
+        assert ok(team["eve-token-0123456789"].get("/sessions"))["total"] >= 0
+        assert sid in listed(team[ROOT])  # bob's session is kept: an admin can still end it
+
+        team.file.write_text("this is [not toml")  # a bad file keeps the last good set, and says why
+        said = "last good credentials stay in force"
+        until(lambda: team[ROOT].get("/sessions") and said in team.relay.log.read_text(), "the relay to say why")
+        assert team["eve-token-0123456789"].get("/sessions").status_code == 200
+    finally:
+        team.file.write_text(original)
+        until(lambda: team[BOB].get("/sessions").status_code == 200, "the original credentials to be back")
+        team[ROOT].delete(f"/sessions/{sid}")
+
+
+def test_a_burst_from_one_credential_is_refused_while_another_is_served(team: Team) -> None:
+    refused = None
+    for _ in range(200):
+        response = team[CAROL].get("/sessions")
+        assert team[ALICE].get("/sessions").status_code == 200  # alice is served all along
+        if response.status_code == 429:
+            refused = response
+            break
+    assert refused is not None, "carol's burst was never limited"
+    err = error_of(refused, 429, "rate_limited")
+    assert err["details"]["limit"] == "requests_per_minute"
+    assert int(refused.headers["Retry-After"]) >= 1
+
+
+def test_a_credential_holds_at_most_its_sessions(team: Team) -> None:
+    first = create(team[DAVE])
+    err = error_of(team[DAVE].post("/sessions", json={}), 429, "too_many_sessions")
+    assert err["details"]["limit"] == "max_sessions" and err["details"]["caller"] == "dave"
+    assert create(team[ALICE])  # others still create theirs
+    team[DAVE].delete(f"/sessions/{first}")
+    assert create(team[DAVE])
