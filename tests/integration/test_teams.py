@@ -13,7 +13,9 @@ import pytest
 
 from tests.conftest import Relay, error_of, line_of, ok, target, until
 
-ALICE, BOB, VAL, ROOT, CAROL, DAVE = (f"{who}-token-0123456789" for who in ("alice", "bob", "val", "root", "carol", "dave"))
+ALICE, BOB, VAL, ROOT, CAROL, DAVE = (
+    f"{who}-token-0123456789" for who in ("alice", "bob", "val", "root", "carol", "dave")
+)
 BASIC = target("basic.py")
 
 CREDENTIALS = f"""
@@ -127,7 +129,11 @@ def test_an_agent_sees_and_drives_only_its_own_sessions(team: Team) -> None:
 
 def test_a_viewer_reads_every_session_and_changes_nothing(team: Team) -> None:
     sid = create(team[ALICE])
-    ok(team[ALICE].post(f"/sessions/{sid}/breakpoints", json={"source": {"path": BASIC}, "line": line_of(BASIC, "add-body")}))
+    ok(
+        team[ALICE].post(
+            f"/sessions/{sid}/breakpoints", json={"source": {"path": BASIC}, "line": line_of(BASIC, "add-body")}
+        )
+    )
     ok(team[ALICE].post(f"/sessions/{sid}/launch", json={"script": BASIC}))
     assert ok(team[ALICE].post(f"/sessions/{sid}/wait", json={"timeout": 30}))["status"] == "paused"
 
