@@ -3,13 +3,19 @@ through real requests to a relay started with a credentials file."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests.conftest import Relay, error_of, line_of, ok, target, until
 
@@ -228,3 +234,52 @@ def test_a_credential_holds_at_most_its_sessions(team: Team) -> None:
     assert create(team[ALICE])  # others still create theirs
     team[DAVE].delete(f"/sessions/{first}")
     assert create(team[DAVE])
+
+
+@asynccontextmanager
+async def mcp_agent(relay: Relay, token: str) -> AsyncIterator[ClientSession]:
+    """The MCP SDK's own client at the relay's /mcp, with ``token``'s credential."""
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+    async with http, streamable_http_client(f"{relay.url}/mcp", http_client=http) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            yield session
+
+
+async def tool(session: ClientSession, name: str, **args: Any) -> tuple[bool, dict[str, Any]]:
+    result = await session.call_tool(name, args)
+    data: dict[str, Any] = json.loads(result.content[0].text)  # type: ignore[union-attr]
+    return bool(result.is_error), data
+
+
+def test_mcp_follows_the_same_rules(team: Team) -> None:
+    sid = create(team[ALICE])
+    add_body = line_of(BASIC, "add-body")
+    ok(team[ALICE].post(f"/sessions/{sid}/breakpoints", json={"source": {"path": BASIC}, "line": add_body}))
+    ok(team[ALICE].post(f"/sessions/{sid}/launch", json={"script": BASIC}))
+    assert ok(team[ALICE].post(f"/sessions/{sid}/wait", json={"timeout": 30}))["status"] == "paused"
+    bobs = create(team[BOB], name="bob's own")
+
+    async def run() -> None:
+        async with mcp_agent(team.relay, ALICE) as alice:
+            failed, data = await tool(alice, "debug_evaluate", expression="a + b", session_id=sid)
+            assert not failed and data["result"] == "3", data
+            failed, data = await tool(alice, "debug_status", session_id=bobs)
+            assert failed and data["error"]["code"] == "forbidden" and data["error"]["details"]["owner"] == "bob"
+        async with mcp_agent(team.relay, BOB) as bob:
+            failed, data = await tool(bob, "debug_status")  # the newest session bob may see: his own
+            assert not failed and data["session_id"] == bobs, data
+        async with mcp_agent(team.relay, VAL) as val:
+            failed, data = await tool(val, "debug_status", session_id=sid)
+            assert not failed and data["status"] == "paused"
+            failed, data = await tool(val, "debug_evaluate", expression="a + b", session_id=sid)
+            assert failed and data["error"]["code"] == "forbidden"
+            failed, data = await tool(val, "debug_continue", session_id=sid)
+            assert failed and data["error"]["code"] == "forbidden"
+        with httpx.Client(base_url=team.relay.url) as stranger:  # no credential: /mcp is closed too
+            error_of(stranger.post("/mcp", json={}), 401, "unauthorized")
+
+    asyncio.run(run())
+    assert ok(team[ALICE].get(f"/sessions/{sid}/status"))["status"] == "paused"
+    for each, owner in ((sid, ALICE), (bobs, BOB)):
+        team[owner].delete(f"/sessions/{each}")

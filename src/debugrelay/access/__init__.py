@@ -2,7 +2,7 @@
 
 from debugrelay.errors import Forbidden
 
-from ._caller import Caller, acting_as, current
+from ._caller import SCOPE_KEY, Caller, acting_as, current
 from ._credentials import (
     ROLES,
     Credential,
@@ -21,6 +21,7 @@ __all__ = [
     "ACCESSES",
     "ROLES",
     "ROLE_PREFIX",
+    "SCOPE_KEY",
     "Access",
     "Caller",
     "Credential",

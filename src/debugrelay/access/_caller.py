@@ -26,6 +26,8 @@ class Caller:
         return cls(credential.name, credential.role, credential.max_sessions, credential.requests_per_minute)
 
 
+SCOPE_KEY = "debugrelay.caller"  # where an ASGI scope carries the caller its credential was checked as
+
 _CALLER: contextvars.ContextVar[Caller | None] = contextvars.ContextVar("debugrelay_caller", default=None)
 
 

@@ -207,6 +207,7 @@ def token_middleware(gate: Gatekeeper) -> Any:
             if gate.guarded and scope["type"] == ScopeType.HTTP and path not in OPEN_PATHS and not _is_ui(path):
                 caller, receive = await gate.admit(scope, receive)
                 if caller is not None:
+                    scope[access.SCOPE_KEY] = caller  # type: ignore[literal-required]  # for /mcp's own tasks
                     with access.acting_as(caller):
                         await app(scope, receive, send)
                     return
