@@ -7,7 +7,7 @@ import asyncio
 import json
 import os
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +99,16 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Team]:
                 t[token].delete(f"/sessions/{s['session_id']}")
         t.close()
         relay.stop()
+
+
+def in_force(team: Team) -> dict[str, dict[str, Any]]:
+    """The credentials the relay accepts now, by name (as an admin reads them)."""
+    return {c["name"]: c for c in ok(team[ROOT].get("/credentials"))["credentials"]}
+
+
+def restore(team: Team, original: str) -> None:
+    team.file.write_text(original)
+    until(lambda: "bob" in in_force(team) and not in_force(team)["val"].get("expired"), "the original credentials")
 
 
 def create(client: httpx.Client, **body: Any) -> str:
@@ -198,18 +208,20 @@ def test_a_credentials_file_is_read_again_without_a_restart(team: Team) -> None:
         edited = original.replace(f'name = "bob"\ntoken = "{BOB}"', 'name = "eve"\ntoken = "eve-token-0123456789"')
         edited = edited.replace('name = "alice"\ntoken', 'name = "alice"\nexpires = 2001-01-01T00:00:00Z\ntoken')
         team.file.write_text(edited)
-        until(lambda: team[BOB].get("/sessions").status_code == 401, "bob's credential to stop working")
+        until(lambda: "eve" in in_force(team), "the relay to read the file again")
+        assert in_force(team)["alice"].get("expired") and "bob" not in in_force(team)
+        error_of(team[BOB].get("/sessions"), 401, "unauthorized")
         error_of(team[ALICE].get("/sessions"), 401, "unauthorized")
         assert ok(team["eve-token-0123456789"].get("/sessions"))["total"] >= 0
         assert sid in listed(team[ROOT])  # bob's session is kept: an admin can still end it
 
         team.file.write_text("this is [not toml")  # a bad file keeps the last good set, and says why
         said = "last good credentials stay in force"
-        until(lambda: team[ROOT].get("/sessions") and said in team.relay.log.read_text(), "the relay to say why")
+        problem = until(lambda: ok(team[ROOT].get("/credentials")).get("problem"), "the relay to say why")
+        assert said in problem and "not TOML" in problem and said in team.relay.log.read_text()
         assert team["eve-token-0123456789"].get("/sessions").status_code == 200
     finally:
-        team.file.write_text(original)
-        until(lambda: team[BOB].get("/sessions").status_code == 200, "the original credentials to be back")
+        restore(team, original)
         team[ROOT].delete(f"/sessions/{sid}")
 
 
@@ -240,10 +252,13 @@ def test_a_credential_holds_at_most_its_sessions(team: Team) -> None:
 async def mcp_agent(relay: Relay, token: str) -> AsyncIterator[ClientSession]:
     """The MCP SDK's own client at the relay's /mcp, with ``token``'s credential."""
     http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
-    async with http, streamable_http_client(f"{relay.url}/mcp", http_client=http) as (read, write):
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            yield session
+    async with (
+        http,
+        streamable_http_client(f"{relay.url}/mcp", http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
 
 
 async def tool(session: ClientSession, name: str, **args: Any) -> tuple[bool, dict[str, Any]]:
@@ -276,10 +291,46 @@ def test_mcp_follows_the_same_rules(team: Team) -> None:
             assert failed and data["error"]["code"] == "forbidden"
             failed, data = await tool(val, "debug_continue", session_id=sid)
             assert failed and data["error"]["code"] == "forbidden"
-        with httpx.Client(base_url=team.relay.url) as stranger:  # no credential: /mcp is closed too
-            error_of(stranger.post("/mcp", json={}), 401, "unauthorized")
 
     asyncio.run(run())
+    with httpx.Client(base_url=team.relay.url) as stranger:  # no credential: /mcp is closed too
+        error_of(stranger.post("/mcp", json={}), 401, "unauthorized")
     assert ok(team[ALICE].get(f"/sessions/{sid}/status"))["status"] == "paused"
     for each, owner in ((sid, ALICE), (bobs, BOB)):
         team[owner].delete(f"/sessions/{each}")
+
+
+@contextmanager
+def signed_into_view(team: Team, token: str) -> Iterator[httpx.Client]:
+    """A person's browser session on the live view, signed in with ``token`` (the cookie carries on)."""
+    with httpx.Client(base_url=team.relay.url, timeout=60) as person:
+        assert person.post("/ui/login", json={"token": token}).status_code == 204
+        yield person
+
+
+def test_the_live_view_shows_each_credential_what_it_may_see(team: Team) -> None:
+    alices, bobs = create(team[ALICE], name="alice-view"), create(team[BOB], name="bob-view")
+    with signed_into_view(team, BOB) as bob, signed_into_view(team, VAL) as val:
+        page = bob.get("/ui").text
+        assert bobs in page and alices not in page
+        refused = bob.get(f"/ui/sessions/{alices}")
+        assert refused.status_code == 403 and "alice" in refused.text and "alice-view" not in refused.text
+        assert bob.get(f"/ui/sessions/{bobs}").status_code == 200
+        listed_for_viewer = val.get("/ui").text
+        assert alices in listed_for_viewer and bobs in listed_for_viewer
+        assert val.get(f"/ui/sessions/{alices}").status_code == 200
+        error_of(team[ALICE].post("/ui/login", json={"token": "nope-not-a-token"}), 401, "unauthorized")
+    for sid, owner in ((alices, ALICE), (bobs, BOB)):
+        team[owner].delete(f"/sessions/{sid}")
+
+
+def test_a_removed_credential_signs_its_view_out(team: Team) -> None:
+    original = team.file.read_text()
+    with signed_into_view(team, VAL) as val:
+        assert val.get("/ui").status_code == 200
+        try:
+            team.file.write_text(original.replace('role = "viewer"', 'role = "viewer"\nexpires = 2001-01-01'))
+            until(lambda: in_force(team)["val"].get("expired"), "the relay to read the file again")
+            assert val.get("/ui").status_code == 401  # asked to sign in again
+        finally:
+            restore(team, original)

@@ -100,11 +100,12 @@ def create_app(settings: Settings | None = None, manager: SessionManager | None 
         return state.service  # type: ignore[no-any-return]
 
     app = Litestar(
-        route_handlers=[*CONTROLLERS, *DERIVED, mcp.handler, ui_router(settings, attempts)],
+        route_handlers=[*CONTROLLERS, *DERIVED, mcp.handler, ui_router(settings, gate)],
         dependencies={
             "manager": Provide(provide_manager, sync_to_thread=False),
             "settings": Provide(provide_settings, sync_to_thread=False),
             "service": Provide(provide_service, sync_to_thread=False),
+            "gate": Provide(lambda: gate, sync_to_thread=False),
         },
         exception_handlers=exception_handlers,
         state=state,

@@ -162,6 +162,14 @@ class Gatekeeper:
             self.rates.forget(set(current.names) | {"admin"})
         return self._merged[1]
 
+    def still_valid(self, caller: access.Caller) -> bool:
+        """Whether ``caller``'s credential is still in force (not removed from the file, not expired)."""
+        found = self.credentials()
+        if found is None:
+            return True
+        credential = found.names.get(caller.name)
+        return credential is not None and not credential.expired(time.time())
+
     def caller(self, given: bytes | None) -> access.Caller | None:
         """The caller ``given`` stands for; None when it stands for nobody."""
         found = self.credentials()

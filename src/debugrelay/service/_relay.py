@@ -17,6 +17,7 @@ from debugrelay import access
 from debugrelay.errors import InvalidRequest
 from debugrelay.models import (
     AttachSpec,
+    AuditPage,
     Deleted,
     LaunchRequest,
     Ping,
@@ -123,6 +124,11 @@ class RelayService(RunningOps, BreakpointOps, InspectionOps, EvidenceOps, TraceO
         await session.save()
         self.manager.feed.bump(session_id)
         return self._detail(session)
+
+    async def audit(
+        self, *, session_id: str | None = None, who: str | None = None, offset: int = 0, limit: int = 100
+    ) -> AuditPage:
+        return await self.manager.audit.page(session_id=session_id, who=who, offset=offset, limit=limit)
 
     async def update_session(
         self, session_id: str, *, name: str | None = None, timeout_minutes: float | None = None

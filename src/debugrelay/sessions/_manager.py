@@ -22,6 +22,7 @@ from debugrelay.redaction import RedactionSeam, Redactor
 from debugrelay.store import StateStore
 from debugrelay.trust import RelayKeys
 
+from ._audit import Audit
 from ._feed import ChangeFeed
 from ._session import ACTIVE, Session, StopHook
 from ._trail import Trail
@@ -72,6 +73,7 @@ class SessionManager:
         self.metrics = Metrics()  # what /metrics answers of this relay
         self.metrics.watch(self.sessions.values, lambda: self.store.pending)
         self.trail = Trail(self.sessions, self.feed)
+        self.audit = Audit(store, settings.instance_id)
         if redactor is None:
             self.redaction = RedactionSeam.from_settings(settings, store, self.sessions)
         else:
@@ -148,11 +150,11 @@ class SessionManager:
                 raise TooManySessions(
                     f"'{caller.name}' holds {len(mine)} live sessions, its limit",
                     details={
-                    "limit": "max_sessions",
-                    "caller": caller.name,
-                    "max_sessions": caller.max_sessions,
-                    "retry_after": 10,
-                },
+                        "limit": "max_sessions",
+                        "caller": caller.name,
+                        "max_sessions": caller.max_sessions,
+                        "retry_after": 10,
+                    },
                     hint="Delete a session you no longer need (GET /sessions lists yours), or ask for a higher limit.",
                 )
         if timeout_minutes is not None and timeout_minutes <= 0:

@@ -403,6 +403,20 @@ class RedisStore(StateStore):
 
     # -- traced calls ------------------------------------------------------------------------
 
+    async def append_audit(self, entries: list[bytes], keep: int) -> None:
+        async def run() -> list[Any]:
+            async with self.client.pipeline(transaction=True) as pipe:
+                pipe.lpush(self._key("audit"), *entries)
+                pipe.ltrim(self._key("audit"), 0, keep - 1)
+                return await pipe.execute()
+
+        if entries:
+            await self._call(run)
+
+    async def read_audit(self) -> list[bytes]:
+        raw = await self._call(lambda: self.client.lrange(self._key("audit"), 0, -1))
+        return [item for item in raw if isinstance(item, bytes)]
+
     async def save_traced_calls(self, session_id: str, data: bytes) -> None:
         await self._call(lambda: self.client.set(self._key("calls", session_id), data))
 

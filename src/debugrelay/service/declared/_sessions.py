@@ -6,6 +6,7 @@ import abc
 
 from debugrelay.models import (
     AttachSpec,
+    AuditPage,
     Cleared,
     Deleted,
     HttpCall,
@@ -21,13 +22,17 @@ from debugrelay.models import (
     Status,
 )
 from debugrelay.models.limits import (
+    Count,
     Details,
     InputText,
     Name,
     OutputLimit,
     ResumeCommand,
     Seconds,
+    SessionIdFilter,
+    Sharee,
     Sharees,
+    Start,
     TimeoutMinutes,
 )
 
@@ -150,6 +155,21 @@ class SessionOperations(abc.ABC):
     @abc.abstractmethod
     async def unshare(self, session_id: str, *, names: Sharees) -> SessionDetail:
         """Take ``names`` off the session's shares (names it was not shared with are ignored)."""
+
+    @declare(
+        "GET", "/audit", "The audit trail: who changed or evaluated what (admins only)", tag="sessions", access="admin"
+    )
+    @abc.abstractmethod
+    async def audit(
+        self,
+        *,
+        session_id: SessionIdFilter | None = None,
+        who: Sharee | None = None,
+        offset: Start = 0,
+        limit: Count = 100,
+    ) -> AuditPage:
+        """Every call that changed or evaluated something, newest first, with the credential that made it;
+        kept in the state store (every replica reads the same trail)."""
 
     # -- running the program -------------------------------------------------------------------------
 
