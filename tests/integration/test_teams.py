@@ -18,6 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests.conftest import Relay, error_of, line_of, ok, target, until
+from tests.redis_server import Cluster
 
 ALICE, BOB, VAL, ROOT, CAROL, DAVE = (
     f"{who}-token-0123456789" for who in ("alice", "bob", "val", "root", "carol", "dave")
@@ -334,3 +335,48 @@ def test_a_removed_credential_signs_its_view_out(team: Team) -> None:
             assert val.get("/ui").status_code == 401  # asked to sign in again
         finally:
             restore(team, original)
+
+
+def test_the_audit_trail_names_who_did_what_on_every_replica_and_across_a_restart(cluster: Cluster) -> None:
+    file = cluster.tmp / "credentials.toml"
+    file.write_text(CREDENTIALS)
+    env = {"DEBUGRELAY_CREDENTIALS": str(file), "DEBUGRELAY_TOKEN": "the-operators-own-admin-token"}
+    first, second = cluster.relay(**env), cluster.relay(**env)
+
+    def as_(relay: Relay, token: str) -> httpx.Client:
+        return httpx.Client(base_url=relay.url, timeout=60, headers={"Authorization": f"Bearer {token}"})
+
+    with as_(first, ALICE) as alice, as_(second, ALICE) as alice_there, as_(second, BOB) as bob_there:
+        sid = create(alice, name="audited")
+        add_body = line_of(BASIC, "add-body")
+        ok(alice.post(f"/sessions/{sid}/breakpoints", json={"source": {"path": BASIC}, "line": add_body}))
+        ok(alice.post(f"/sessions/{sid}/launch", json={"script": BASIC, "env": {"API_KEY": "hunter2-secret"}}))
+        assert ok(alice.post(f"/sessions/{sid}/wait", json={"timeout": 30}))["status"] == "paused"
+        # through the other replica: forwarded to the session's owner, still as alice, and bob still refused
+        assert ok(alice_there.post(f"/sessions/{sid}/evaluate", json={"expression": "a + b"}))["result"] == "3"
+        err = error_of(bob_there.post(f"/sessions/{sid}/evaluate", json={"expression": "open('x')"}), 403, "forbidden")
+        assert err["details"]["owner"] == "alice"
+        ok(alice.get(f"/sessions/{sid}/stacktrace"))  # a read: not audited
+
+    def trail(relay: Relay) -> list[tuple[str | None, str, bool]]:
+        page = ok(relay.http.get("/audit", params={"session_id": sid}))
+        return [(e.get("who"), e["operation"], e.get("ok", True)) for e in reversed(page["entries"])]
+
+    expected = [
+        ("alice", "create_session", True),
+        ("alice", "add_breakpoints", True),
+        ("alice", "launch", True),
+        ("alice", "wait", True),
+        ("alice", "evaluate", True),
+        ("bob", "evaluate", False),
+    ]
+    assert trail(first) == trail(second) == expected
+    refused = ok(first.http.get("/audit", params={"who": "bob"}))["entries"][0]
+    assert refused["call"].startswith("POST /sessions/") and "forbidden" in refused["result"]
+    assert "hunter2" not in first.http.get("/audit").text
+    with as_(first, ALICE) as alice:
+        error_of(alice.get("/audit"), 403, "forbidden")  # admins only
+
+    for relay in (first, second):
+        relay.stop()
+    assert trail(cluster.relay(**env)) == expected  # kept in the store: a restarted relay reads it

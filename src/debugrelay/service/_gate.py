@@ -18,7 +18,7 @@ from typing import Any
 import msgspec
 
 from debugrelay import access
-from debugrelay.errors import RelayError
+from debugrelay.errors import Forbidden, RelayError
 from debugrelay.models import Answer
 
 from . import _redaction, _trail
@@ -48,10 +48,16 @@ def _gate(name: str, fn: F, op: Operation | None) -> F:
             check(arguments)
         manager = self.manager
         session_id = arguments.get("session_id") if by_session else None
+        entry = _trail.begin(name, arguments, by_session, audited=kind in ("drive", "owner", "create"))
         caller = access.current()
         if caller is not None:
-            _authorize(manager, caller, kind, what, session_id)
-        entry = _trail.begin(name, arguments, by_session, audited=kind in ("drive", "owner", "create"))
+            try:
+                _authorize(manager, caller, kind, what, session_id)
+            except Forbidden as exc:
+                if entry is not None:  # a refusal is kept in the audit trail, whatever was asked
+                    entry.audited = True
+                    await _trail.failed(manager, entry, session_id, exc)
+                raise
         token = _INSIDE.set(redacted)  # one left unredacted (evidence) lets the operation it asks be redacted
         try:
             if redacted and manager.redaction.enabled:
