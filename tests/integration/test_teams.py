@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -24,6 +26,7 @@ ALICE, BOB, VAL, ROOT, CAROL, DAVE = (
     f"{who}-token-0123456789" for who in ("alice", "bob", "val", "root", "carol", "dave")
 )
 BASIC = target("basic.py")
+DEBUGRELAY = str(Path(sys.executable).parent / "debugrelay")
 
 CREDENTIALS = f"""
 [defaults]
@@ -380,3 +383,33 @@ def test_the_audit_trail_names_who_did_what_on_every_replica_and_across_a_restar
     for relay in (first, second):
         relay.stop()
     assert trail(cluster.relay(**env)) == expected  # kept in the store: a restarted relay reads it
+
+
+def test_the_cli_follows_the_same_rules(team: Team) -> None:
+    def cli(token: str, *args: str) -> tuple[int, Any]:
+        env = {**os.environ, "DEBUGRELAY_URL": team.relay.url, "DEBUGRELAY_TOKEN": token}
+        done = subprocess.run([DEBUGRELAY, *args], env=env, capture_output=True, text=True, timeout=120, check=False)
+        return done.returncode, json.loads(done.stdout if done.returncode == 0 else done.stderr)
+
+    code, made = cli(ALICE, "create", "--name", "from-the-cli")
+    sid = made["session_id"]
+    assert code == 0 and ok(team[ROOT].get(f"/sessions/{sid}"))["created_by"] == "alice"
+    code, refused = cli(BOB, "status", sid)
+    assert code != 0 and refused["error"]["code"] == "forbidden" and refused["error"]["details"]["owner"] == "alice"
+    code, shared = cli(ALICE, "share", sid, "bob")
+    assert code == 0 and shared == {"session_id": sid, "shared_with": ["bob"]}
+    code, status = cli(BOB, "status", sid)
+    assert code == 0 and status["status"] == "created"
+    code, refused = cli(VAL, "delete", sid)
+    assert code != 0 and refused["error"]["code"] == "forbidden"
+    code, withdrawn = cli(ALICE, "share", "--withdraw", sid, "bob")
+    assert code == 0 and withdrawn["shared_with"] == []
+    code, page = cli(ROOT, "audit", "--session", sid)
+    assert code == 0 and [(e["who"], e["operation"]) for e in page["entries"]][:3] == [
+        ("alice", "unshare"),
+        ("val", "delete_session"),
+        ("alice", "share"),
+    ]
+    code, refused = cli(ALICE, "audit")
+    assert code != 0 and refused["error"]["code"] == "forbidden"
+    team[ALICE].delete(f"/sessions/{sid}")
