@@ -413,3 +413,31 @@ def test_the_cli_follows_the_same_rules(team: Team) -> None:
     code, refused = cli(ALICE, "audit")
     assert code != 0 and refused["error"]["code"] == "forbidden"
     team[ALICE].delete(f"/sessions/{sid}")
+
+
+def test_a_shared_agent_cannot_run_its_code_through_a_breakpoint_or_read_the_owners_secrets(team: Team) -> None:
+    sid = create(team[ALICE])
+    ok(team[ALICE].post(f"/sessions/{sid}/share", json={"names": ["bob"]}))
+    add_body = line_of(BASIC, "add-body")
+    plain = ok(team[BOB].post(f"/sessions/{sid}/breakpoints", json={"source": {"path": BASIC}, "line": add_body}))
+    assert plain  # a plain breakpoint is driving
+    for body in ({"condition": "__import__('os').system('id')"}, {"log_message": "{__import__('os').getcwd()}"}):
+        line = {"source": {"path": BASIC}, "line": add_body + 1, **body}
+        err = error_of(team[BOB].post(f"/sessions/{sid}/breakpoints", json=line), 403, "forbidden")
+        assert err["details"]["owner"] == "alice"
+    bp = ok(team[ALICE].get(f"/sessions/{sid}/breakpoints"))["breakpoints"][0]["breakpoint_id"]
+    patch = {"condition": "True"}
+    error_of(team[BOB].patch(f"/sessions/{sid}/breakpoints/{bp}", json=patch), 403, "forbidden")
+    ok(team[ALICE].patch(f"/sessions/{sid}/breakpoints/{bp}", json=patch))
+    assert ok(team[BOB].get(f"/sessions/{sid}/export"))  # the configuration, secrets masked
+    error_of(team[BOB].get(f"/sessions/{sid}/export", params={"reveal_env": "true"}), 403, "forbidden")
+
+    ok(team[ALICE].post(f"/sessions/{sid}/launch", json={"script": BASIC}))
+    assert ok(team[ALICE].post(f"/sessions/{sid}/wait", json={"timeout": 30}))["status"] == "paused"
+    snapshot = ok(team[ALICE].post(f"/sessions/{sid}/snapshots"), 201)
+    evidence = f"/evidence/{snapshot['snapshot_id']}"
+    assert ok(team[BOB].get(evidence))["lines"]  # shared: bob reads it
+    err = error_of(team[CAROL].get(evidence), 403, "forbidden")  # found by its id alone, still alice's
+    assert err["details"]["owner"] == "alice"
+    assert ok(team[VAL].get(evidence))["lines"]
+    team[ALICE].delete(f"/sessions/{sid}")

@@ -35,7 +35,9 @@ def _gate(name: str, fn: F, op: Operation | None) -> F:
     check = op.check if op is not None else None
     redacted = name not in _redaction.UNREDACTED
     marks = op is not None and op.changes
-    kind: access.Access = op.access if op is not None else "admin"
+    # an operation no interface declares is reached only through one that is (and judged there)
+    kind: access.Access | None = op.access if op is not None else None
+    owner_when = op.owner_when if op is not None else None
     what = name.replace("_", " ")
 
     @functools.wraps(fn)
@@ -50,9 +52,10 @@ def _gate(name: str, fn: F, op: Operation | None) -> F:
         session_id = arguments.get("session_id") if by_session else None
         entry = _trail.begin(name, arguments, by_session, audited=kind in ("drive", "owner", "create"))
         caller = access.current()
-        if caller is not None:
+        if caller is not None and kind is not None:
+            runs_code = owner_when is not None and owner_when(arguments)
             try:
-                _authorize(manager, caller, kind, what, session_id)
+                _authorize(manager, caller, "owner" if runs_code else kind, what, session_id)
             except Forbidden as exc:
                 if entry is not None:  # a refusal is kept in the audit trail, whatever was asked
                     entry.audited = True

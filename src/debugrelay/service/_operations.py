@@ -53,6 +53,8 @@ class Operation:
     tag: str
     changes: bool  # a change: recorded in the trail, marked when the store has not taken it yet
     access: Access  # who may call it (``access._rules``): read, drive, owner, create or admin
+    # a call of it that runs code the caller wrote (a condition, a log message) or reveals secrets is ``owner``
+    owner_when: Callable[[Mapping[str, Any]], bool] | None = None
     status: int = 200
     body: str | None = None  # the parameter that is the whole JSON body (a Struct)
     wire: Mapping[str, str] = field(default_factory=dict)  # parameter -> wire name, where they differ
@@ -126,6 +128,7 @@ def declare(
     status: int = 200,
     changes: bool | None = None,
     access: Access | None = None,
+    owner_when: Callable[[Mapping[str, Any]], bool] | None = None,
     body: str | None = None,
     wire: Mapping[str, str] | None = None,
     in_query: tuple[str, ...] = (),
@@ -136,7 +139,8 @@ def declare(
     """Declare the decorated method of the service's interface an operation reached at ``method path``.
 
     ``changes`` defaults to every method but GET; ``access`` to ``read`` for a GET that changes nothing,
-    ``drive`` otherwise (``owner`` for what runs code or feeds the program, ``create`` for a new session);
+    ``drive`` otherwise (``owner`` for what runs code or feeds the program, ``create`` for a new session),
+    and ``owner_when`` makes a call of it ``owner`` when its arguments run the caller's code;
     ``body`` names the parameter that is the whole body
     (otherwise a POST's or PATCH's parameters are the body's fields); ``wire`` renames parameters on the
     wire; ``in_query`` sends some of a POST's parameters in the query string; ``aliases`` names other body
@@ -152,6 +156,7 @@ def declare(
             tag=tag,
             changes=changing,
             access=access or ("read" if method == "GET" and not changing else "drive"),
+            owner_when=owner_when,
             status=status,
             body=body,
             wire=dict(wire or {}),

@@ -99,7 +99,11 @@ class SessionOperations(abc.ABC):
         """Keep the session from expiring; says when it would."""
 
     @declare(
-        "GET", SESSION + "/export", "Session configuration: launch spec, breakpoints, filters, name", tag="sessions"
+        "GET",
+        SESSION + "/export",
+        "Session configuration: launch spec, breakpoints, filters, name",
+        tag="sessions",
+        owner_when=lambda a: bool(a.get("reveal_env")),
     )
     @abc.abstractmethod
     async def export(self, session_id: str, *, reveal_env: bool = False) -> SessionExport:
