@@ -441,3 +441,37 @@ def test_a_shared_agent_cannot_run_its_code_through_a_breakpoint_or_read_the_own
     assert err["details"]["owner"] == "alice"
     assert ok(team[VAL].get(evidence))["lines"]
     team[ALICE].delete(f"/sessions/{sid}")
+
+
+def test_an_identity_from_a_trusted_proxy_is_honoured_only_from_its_address(tmp_path: Path) -> None:
+    file = tmp_path / "credentials.toml"
+    file.write_text(
+        CREDENTIALS
+        + """
+[proxy]
+header = "X-Auth-Request-User"
+trusted = ["127.0.0.1/32"]
+default_role = "viewer"
+
+[[credentials]]
+name = "pat@example.com"
+role = "agent"
+"""
+    )
+    relay = Relay(tmp_path, env={"DEBUGRELAY_CREDENTIALS": str(file)})
+    try:
+        as_pat = {"X-Auth-Request-User": "pat@example.com"}
+        with httpx.Client(base_url=relay.url, timeout=60) as proxy:
+            sid = ok(proxy.post("/sessions", json={}, headers=as_pat), 201)["session_id"]
+            assert ok(proxy.get(f"/sessions/{sid}", headers=as_pat))["created_by"] == "pat@example.com"
+            someone = {"X-Auth-Request-User": "someone.else@example.com"}  # not in the file: the default role
+            assert sid in {s["session_id"] for s in ok(proxy.get("/sessions", headers=someone))["sessions"]}
+            error_of(proxy.post("/sessions", json={}, headers=someone), 403, "forbidden")
+            error_of(proxy.get("/sessions", headers={"X-Auth-Request-User": "not a name!"}), 401, "unauthorized")
+            error_of(proxy.get("/sessions"), 401, "unauthorized")
+        elsewhere = httpx.HTTPTransport(local_address="127.0.0.2")  # not the proxy's address
+        with httpx.Client(base_url=relay.url, timeout=60, transport=elsewhere) as stranger:
+            error_of(stranger.get("/sessions", headers=as_pat), 401, "unauthorized")
+            assert ok(stranger.get("/sessions", headers={"Authorization": f"Bearer {ALICE}"}))["total"] == 0
+    finally:
+        relay.stop()

@@ -158,7 +158,7 @@ class Gatekeeper:
             merged = dict(current.by_digest)
             if self._admin is not None:
                 merged.update(self._admin.by_digest)
-            self._merged = (current, access.CredentialSet(merged))
+            self._merged = (current, access.CredentialSet(merged, current.proxy, current.proxied))
             self.rates.forget(set(current.names) | {"admin"})
         return self._merged[1]
 
@@ -178,12 +178,26 @@ class Gatekeeper:
         credential = found.find(given, time.time())
         return access.Caller.of(credential) if credential is not None else None
 
+    def proxied(self, scope: Scope) -> access.Caller | None:
+        """The caller a trusted authentication proxy names in its header; None when there is no proxy, the
+        request did not come from it, or it names nobody the file lets in."""
+        found = self.credentials()
+        rule = found.proxy if found is not None else None
+        client = scope.get("client")
+        if found is None or rule is None or not client or not rule.trusts(str(client[0])):
+            return None
+        said = [v for k, v in scope.get("headers") or [] if k == rule.header]
+        if len(said) != 1:
+            return None
+        credential = found.identified(said[0].decode("latin-1").strip(), time.time())
+        return access.Caller.of(credential) if credential is not None else None
+
     async def admit(self, scope: Scope, receive: Receive) -> tuple[access.Caller | None, Receive]:
         """The request's caller (None on a relay without credentials) and the ``receive`` to go on with;
         :class:`Unauthorized` or a limit's 429 otherwise."""
         self.attempts.check(scope)
         given = bearer(scope)
-        caller = self.caller(given)
+        caller = self.caller(given) if given is not None or self.file is None else self.proxied(scope)
         if caller is None:
             headers = dict(scope.get("headers") or [])
             signed = headers.get(SIGNATURE.encode())
