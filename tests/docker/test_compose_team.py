@@ -84,10 +84,10 @@ def test_two_agents_and_a_viewer_share_one_relay_under_compose(team_stack: Stack
 
         # /mcp
         async def over_mcp() -> None:
-            async with mcp_agent_at(url, BOB) as agent:
+            async with mcp_agent(url, BOB) as agent:
                 failed, data = await tool(agent, "debug_status", session_id=sid)
                 assert failed and data["error"]["code"] == "forbidden", data
-            async with mcp_agent_at(url, VAL) as viewer:
+            async with mcp_agent(url, VAL) as viewer:
                 failed, data = await tool(viewer, "debug_evaluate", expression="a", session_id=sid)
                 assert failed and data["error"]["code"] == "forbidden", data
 
@@ -127,11 +127,3 @@ def answers(http: httpx.Client) -> bool:
         return http.get("/sessions").status_code == 200
     except httpx.TransportError:
         return False
-
-
-def mcp_agent_at(url: str, token: str) -> Any:
-    class At:
-        def __init__(self, u: str) -> None:
-            self.url = u
-
-    return mcp_agent(At(url), token)  # type: ignore[arg-type]

@@ -253,12 +253,12 @@ def test_a_credential_holds_at_most_its_sessions(team: Team) -> None:
 
 
 @asynccontextmanager
-async def mcp_agent(relay: Relay, token: str) -> AsyncIterator[ClientSession]:
+async def mcp_agent(url: str, token: str) -> AsyncIterator[ClientSession]:
     """The MCP SDK's own client at the relay's /mcp, with ``token``'s credential."""
     http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
     async with (
         http,
-        streamable_http_client(f"{relay.url}/mcp", http_client=http) as (read, write),
+        streamable_http_client(f"{url}/mcp", http_client=http) as (read, write),
         ClientSession(read, write) as session,
     ):
         await session.initialize()
@@ -280,15 +280,15 @@ def test_mcp_follows_the_same_rules(team: Team) -> None:
     bobs = create(team[BOB], name="bob's own")
 
     async def run() -> None:
-        async with mcp_agent(team.relay, ALICE) as alice:
+        async with mcp_agent(team.relay.url, ALICE) as alice:
             failed, data = await tool(alice, "debug_evaluate", expression="a + b", session_id=sid)
             assert not failed and data["result"] == "3", data
             failed, data = await tool(alice, "debug_status", session_id=bobs)
             assert failed and data["error"]["code"] == "forbidden" and data["error"]["details"]["owner"] == "bob"
-        async with mcp_agent(team.relay, BOB) as bob:
+        async with mcp_agent(team.relay.url, BOB) as bob:
             failed, data = await tool(bob, "debug_status")  # the newest session bob may see: his own
             assert not failed and data["session_id"] == bobs, data
-        async with mcp_agent(team.relay, VAL) as val:
+        async with mcp_agent(team.relay.url, VAL) as val:
             failed, data = await tool(val, "debug_status", session_id=sid)
             assert not failed and data["status"] == "paused"
             failed, data = await tool(val, "debug_evaluate", expression="a + b", session_id=sid)
