@@ -322,7 +322,9 @@ def test_the_live_view_shows_each_credential_what_it_may_see(team: Team) -> None
         assert bob.get(f"/ui/sessions/{bobs}").status_code == 200
         listed_for_viewer = val.get("/ui").text
         assert alices in listed_for_viewer and bobs in listed_for_viewer
-        assert val.get(f"/ui/sessions/{alices}").status_code == 200
+        ok(team[ALICE].patch(f"/sessions/{alices}", json={"name": "alice-view-renamed"}))
+        page = val.get(f"/ui/sessions/{alices}")
+        assert page.status_code == 200 and "<td class=who>alice</td>" in page.text  # the trail names who
         error_of(team[ALICE].post("/ui/login", json={"token": "nope-not-a-token"}), 401, "unauthorized")
     for sid, owner in ((alices, ALICE), (bobs, BOB)):
         team[owner].delete(f"/sessions/{sid}")
