@@ -23,6 +23,7 @@ class Settings(msgspec.Struct, kw_only=True):
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
     token: str | None = None
+    credentials: str | None = None  # a TOML file of named credentials with roles (README, "A team's relay")
     redis_url: str | None = None
     redis_namespace: str = "debugrelay"  # key prefix: relays sharing a Redis see the same sessions
     instance_id: str = ""

@@ -184,6 +184,13 @@ class Refused(RelayError):
     default_hint = "The relay's operator decides this: see details.setting (README, Security)."
 
 
+class Forbidden(RelayError):
+    """The caller's credential does not allow this on this session (its role, or the session's owner)."""
+
+    code = "forbidden"
+    status = 403
+
+
 class Unsupported(RelayError):
     code = "unsupported"
     status = 400

@@ -96,15 +96,17 @@ PORT_TAKEN = ("port is already allocated", "address already in use")
 class Stack:
     """``compose.yaml`` under a project name of its own, with a workspace, ports and an .env of its own."""
 
-    def __init__(self, workspace: Path) -> None:
+    def __init__(self, workspace: Path, *overrides: Path, **env: str) -> None:
         command = compose_command()
         if command is None:
             pytest.skip("neither `docker compose` nor docker-compose is installed")
         self.command = command
         self.project = f"drtest{uuid.uuid4().hex[:8]}"
         self.workspace = workspace
+        self.files = [COMPOSE_FILE, *overrides]  # compose.yaml, then the files laid over it
         self.env_file = workspace / ".env"
         self.sessions: list[str] = []  # the sessions the test made (their targets must go too)
+        self.extra_env = env  # more of the stack's .env
         self.choose_ports()
 
     def choose_ports(self) -> None:
@@ -126,6 +128,7 @@ class Stack:
             + f"DEBUGRELAY_TARGETS_NETWORK={self.project}-targets\n"
             + f"DEBUGRELAY_PUBLISH_PORTS={first + 1}-{first + 2}\n"
         )
+        self.env_file.write_text(self.env_file.read_text() + "".join(f"{k}={v}\n" for k, v in self.extra_env.items()))
         self.env_file.chmod(0o600)
         self.settings = dict(line.split("=", 1) for line in written.splitlines() if "=" in line)
 
@@ -142,7 +145,8 @@ class Stack:
             self.choose_ports()
 
     def compose(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        base = [*self.command, "-f", str(COMPOSE_FILE), "-p", self.project, "--env-file", str(self.env_file)]
+        files = [arg for f in self.files for arg in ("-f", str(f))]
+        base = [*self.command, *files, "-p", self.project, "--env-file", str(self.env_file)]
         done = subprocess.run(
             [*base, *args], cwd=self.workspace, env=clean_env(), capture_output=True, text=True, check=False
         )

@@ -282,7 +282,7 @@ def test_replicas_sharing_a_token_forward_signed_requests_each_good_once(cluster
         def signed(content: bytes, *, sign: bytes = body) -> httpx.Request:
             request = httpx.Request("POST", owner.url + path, content=content, headers={"x-debugrelay-hops": "1"})
             request.headers["content-type"] = "application/json"
-            request.headers["x-debugrelay-signature"] = PeerProofs.sign(keys, request, owner.url, sign, "1")
+            request.headers["x-debugrelay-signature"] = PeerProofs.sign(keys, request, owner.url, sign, hops="1")
             return request
 
         first = signed(body)

@@ -8,6 +8,9 @@ from debugrelay.config import Settings
 from debugrelay.service import RelayService
 from debugrelay.sessions import SessionManager
 
+from .auth import Gatekeeper
+
 Service = NamedDependency[RelayService]
 Manager = NamedDependency[SessionManager]
 Config = NamedDependency[Settings]
+Gate = NamedDependency[Gatekeeper]

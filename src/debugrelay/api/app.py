@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from litestar import Litestar, MediaType, Request, Response
@@ -16,7 +17,7 @@ from litestar.openapi.config import OpenAPIConfig
 from litestar.routes import HTTPRoute
 from litestar.types import Scope
 
-from debugrelay import __version__
+from debugrelay import __version__, access
 from debugrelay.config import Settings, load_settings, normalize_origin
 from debugrelay.metrics import request_timer
 from debugrelay.service import RelayService
@@ -29,7 +30,7 @@ from ._contract import openapi_document
 from ._derived import routes
 from ._errors_doc import document_errors
 from ._observe import log_config, log_middleware, tracing_plugins
-from .auth import FailedAttempts, token_middleware
+from .auth import FailedAttempts, Gatekeeper, token_middleware
 from .breakpoints import BreakpointController, ProfileController
 from .browser import browser_guard
 from .errors import exception_handlers
@@ -66,6 +67,8 @@ def create_app(settings: Settings | None = None, manager: SessionManager | None 
 
     mcp = McpEndpoint(settings)  # MCP over streamable HTTP at /mcp, on the same manager
     attempts = FailedAttempts()  # one limit on wrong tokens for the API, /mcp and the view's sign-in
+    credentials = access.CredentialFile(Path(settings.credentials)) if settings.credentials else None
+    gate = Gatekeeper(settings.token, attempts, _peers(settings), credentials)
     state = State({"manager": manager, "service": RelayService(manager)} if manager is not None else {})
 
     @asynccontextmanager
@@ -98,11 +101,12 @@ def create_app(settings: Settings | None = None, manager: SessionManager | None 
         return state.service  # type: ignore[no-any-return]
 
     app = Litestar(
-        route_handlers=[*CONTROLLERS, *DERIVED, mcp.handler, ui_router(settings, attempts)],
+        route_handlers=[*CONTROLLERS, *DERIVED, mcp.handler, ui_router(settings, gate)],
         dependencies={
             "manager": Provide(provide_manager, sync_to_thread=False),
             "settings": Provide(provide_settings, sync_to_thread=False),
             "service": Provide(provide_service, sync_to_thread=False),
+            "gate": Provide(lambda: gate, sync_to_thread=False),
         },
         exception_handlers=exception_handlers,
         state=state,
@@ -110,7 +114,7 @@ def create_app(settings: Settings | None = None, manager: SessionManager | None 
         middleware=[
             *log_middleware(settings),  # first: what the others log names its request
             browser_guard(settings),
-            token_middleware(settings.token, attempts, _peers(settings)),
+            token_middleware(gate),
             forward_middleware,
             trail_middleware,
             request_timer,

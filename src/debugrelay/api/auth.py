@@ -23,10 +23,11 @@ from typing import Any
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Receive, Scope, Send
 
+from debugrelay import access
 from debugrelay.errors import RelayError, Unauthorized
 
 from .browser import PROBE_PATHS, InvalidHeader
-from .replicas import PROOF_PATH, SIGNATURE, SignedRequests
+from .replicas import CALLER, PROOF_PATH, SIGNATURE, SignedRequests
 
 OPEN_PATHS = frozenset({"/health", PROOF_PATH, *PROBE_PATHS})
 _HOPS = b"x-debugrelay-hops"
@@ -124,25 +125,114 @@ def _is_ui(path: str) -> bool:
     return path == "/ui" or path.startswith("/ui/")
 
 
-def token_middleware(token: str | None, attempts: FailedAttempts, peers: SignedRequests | None = None) -> Any:
+class Gatekeeper:
+    """Who a request comes from: a named credential (``DEBUGRELAY_CREDENTIALS``), the relay's one token (an
+    admin named ``admin``), or another replica's signature carrying the caller it let in.
+
+    Without a credentials file, the token alone guards the relay as it always did and no caller is set.
+    With one, every request but the probes needs a credential, loopback included; the caller is set for
+    the request (``access.current()``) and its rate limit is taken."""
+
+    def __init__(
+        self,
+        token: str | None,
+        attempts: FailedAttempts,
+        peers: SignedRequests | None = None,
+        credentials: access.CredentialFile | None = None,
+    ) -> None:
+        self.token, self.attempts, self.peers, self.file = token, attempts, peers, credentials
+        self.rates = access.RequestRates()
+        self._admin = access.single_token(token) if token else None
+        self._merged: tuple[access.CredentialSet, access.CredentialSet] | None = None
+
+    @property
+    def guarded(self) -> bool:
+        return bool(self.token or self.file)
+
+    def credentials(self) -> access.CredentialSet | None:
+        """The set in force (the file's, read again if it changed, and the token's admin), or None."""
+        if self.file is None:
+            return None
+        current = self.file.get()
+        if self._merged is None or self._merged[0] is not current:
+            merged = dict(current.by_digest)
+            if self._admin is not None:
+                merged.update(self._admin.by_digest)
+            self._merged = (current, access.CredentialSet(merged, current.proxy, current.proxied))
+            self.rates.forget(set(current.names) | {"admin"})
+        return self._merged[1]
+
+    def still_valid(self, caller: access.Caller) -> bool:
+        """Whether ``caller``'s credential is still in force (not removed from the file, not expired)."""
+        found = self.credentials()
+        if found is None:
+            return True
+        credential = found.names.get(caller.name)
+        return credential is not None and not credential.expired(time.time())
+
+    def caller(self, given: bytes | None) -> access.Caller | None:
+        """The caller ``given`` stands for; None when it stands for nobody."""
+        found = self.credentials()
+        if found is None:
+            return access.Caller("admin", "admin") if self.token and token_matches(given, self.token) else None
+        credential = found.find(given, time.time())
+        return access.Caller.of(credential) if credential is not None else None
+
+    def proxied(self, scope: Scope) -> access.Caller | None:
+        """The caller a trusted authentication proxy names in its header; None when there is no proxy, the
+        request did not come from it, or it names nobody the file lets in."""
+        found = self.credentials()
+        rule = found.proxy if found is not None else None
+        client = scope.get("client")
+        if found is None or rule is None or not client or not rule.trusts(str(client[0])):
+            return None
+        said = [v for k, v in scope.get("headers") or [] if k == rule.header]
+        if len(said) != 1:
+            return None
+        credential = found.identified(said[0].decode("latin-1").strip(), time.time())
+        return access.Caller.of(credential) if credential is not None else None
+
+    async def admit(self, scope: Scope, receive: Receive) -> tuple[access.Caller | None, Receive]:
+        """The request's caller (None on a relay without credentials) and the ``receive`` to go on with;
+        :class:`Unauthorized` or a limit's 429 otherwise."""
+        self.attempts.check(scope)
+        given = bearer(scope)
+        caller = self.caller(given) if given is not None or self.file is None else self.proxied(scope)
+        if caller is None:
+            headers = dict(scope.get("headers") or [])
+            signed = headers.get(SIGNATURE.encode())
+            if given is not None or self.peers is None or signed is None:
+                if given is not None:  # no credential at all guesses nothing
+                    self.attempts.failed(client_key(scope))
+                wrong = "missing, wrong or expired credential" if self.file else "missing or wrong API token"
+                raise Unauthorized(wrong)
+            said = headers.get(CALLER.encode(), b"")
+            try:  # another replica's signature of this request, instead of the token
+                receive = await self.peers.admit(scope, receive, signed, headers.get(_HOPS, b""), said)
+            except Unauthorized:
+                self.attempts.failed(client_key(scope))
+                raise
+            name, _, role = said.decode("latin-1").partition(" ")
+            if self.file is None or role not in access.ROLES:
+                return None, receive
+            return access.Caller(name, role), receive
+        if self.file is None:
+            return None, receive  # the one token: as before, no caller
+        self.rates.take(caller)
+        return caller, receive
+
+
+def token_middleware(gate: Gatekeeper) -> Any:
     def factory(app: ASGIApp) -> ASGIApp:
         async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
             path = scope["path"]
-            if token and scope["type"] == ScopeType.HTTP and path not in OPEN_PATHS and not _is_ui(path):
-                attempts.check(scope)
-                given = bearer(scope)
-                if not token_matches(given, token):
-                    headers = dict(scope.get("headers") or [])
-                    signed = headers.get(SIGNATURE.encode())
-                    if given is not None or peers is None or signed is None:
-                        if given is not None:  # no credential at all guesses nothing
-                            attempts.failed(client_key(scope))
-                        raise Unauthorized("missing or wrong API token")
-                    try:  # another replica's signature of this request, instead of the token
-                        receive = await peers.admit(scope, receive, signed, headers.get(_HOPS, b""))
-                    except Unauthorized:
-                        attempts.failed(client_key(scope))
-                        raise
+            if gate.guarded and scope["type"] == ScopeType.HTTP and path not in OPEN_PATHS and not _is_ui(path):
+                caller, receive = await gate.admit(scope, receive)
+                if caller is not None:
+                    scope[access.SCOPE_KEY] = caller  # type: ignore[literal-required]  # for /mcp's own tasks
+                    with access.acting_as(caller):
+                        await app(scope, receive, send)
+                    return
             await app(scope, receive, send)
 
         return middleware

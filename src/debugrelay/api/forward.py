@@ -18,6 +18,7 @@ from litestar.enums import ScopeType
 from litestar.params import Parameter
 from litestar.types import ASGIApp, Receive, Scope, Send
 
+from debugrelay import access
 from debugrelay.errors import InvalidRequest, RelayError
 from debugrelay.models import Cluster, PeerProof
 from debugrelay.sessions import OwnerUnavailable, SessionManager
@@ -25,7 +26,7 @@ from debugrelay.store import Lease
 from debugrelay.trust import RelayKeys
 
 from ._deps import Config, Manager
-from .replicas import NONCE, PROOF_PATH, SESSION_PATH, SIGNATURE, PeerProofs
+from .replicas import CALLER, NONCE, PROOF_PATH, SESSION_PATH, SIGNATURE, PeerProofs
 
 HOPS = "x-debugrelay-hops"
 SERVED_BY = "x-debugrelay-served-by"
@@ -54,6 +55,7 @@ _NOT_FORWARDED = {
     b"authorization",
     b"cookie",
     SIGNATURE.encode(),
+    CALLER.encode(),  # set here, from the caller this replica let in, never the client's
 }
 _DROP_BACK = {"connection", "keep-alive", "transfer-encoding", "content-length", "content-encoding"}
 
@@ -151,7 +153,11 @@ async def _proxy(scope: Scope, receive: Receive, send: Send, lease: Lease, *, ho
     try:
         method = str(scope.get("method", "GET"))
         request = client.build_request(method, url, headers=headers, content=bytes(body))
-        request.headers[SIGNATURE] = PeerProofs.sign(keys, request, lease.url, bytes(body), str(hops))
+        caller = access.current()
+        said = f"{caller.name} {caller.role}" if caller is not None else ""
+        if said:
+            request.headers[CALLER] = said
+        request.headers[SIGNATURE] = PeerProofs.sign(keys, request, lease.url, bytes(body), hops=str(hops), caller=said)
         response = await client.send(request)
     except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
         raise _unreachable(lease) from exc

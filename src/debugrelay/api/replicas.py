@@ -29,6 +29,7 @@ from debugrelay.trust import RelayKeys
 
 PROOF_PATH = "/cluster/proof"
 SIGNATURE = "x-debugrelay-signature"
+CALLER = "x-debugrelay-caller"  # "<name> <role>": whom the forwarding replica let in (signed with the request)
 SESSION_PATH = re.compile(r"^/sessions/(sess_[A-Za-z0-9]+)(?:/|$)")  # the only paths replicas forward
 NONCE = re.compile(r"^[0-9a-f]{32,128}$")
 WINDOW = 30.0  # seconds a signed request is good for, either side of the receiver's clock
@@ -50,9 +51,10 @@ class PeerUnproven(RelayError):
 
 
 def _signed_parts(
-    method: str, path: str, query: str, *, url: str, body: bytes, ts: str, nonce: str, hops: str
+    method: str, path: str, query: str, *, url: str, body: bytes, ts: str, nonce: str, hops: str, caller: str
 ) -> list[str]:
-    return [method.upper(), path, query, url.rstrip("/"), hashlib.sha256(body).hexdigest(), ts, nonce, hops]
+    parts = [method.upper(), path, query, url.rstrip("/"), hashlib.sha256(body).hexdigest(), ts, nonce, hops]
+    return [*parts, caller] if caller else parts
 
 
 class PeerProofs:
@@ -88,12 +90,13 @@ class PeerProofs:
         self._proven[url] = now + PROOF_TTL
 
     @staticmethod
-    def sign(keys: RelayKeys, request: httpx.Request, url: str, body: bytes, hops: str) -> str:
-        """The signature header's value for ``request`` (built, not yet sent) to the replica at ``url``."""
+    def sign(keys: RelayKeys, request: httpx.Request, url: str, body: bytes, *, hops: str, caller: str = "") -> str:
+        """The signature header's value for ``request`` (built, not yet sent) to the replica at ``url``; the
+        caller's name and role, when given, are signed with it."""
         ts, nonce = str(int(time.time())), secrets.token_hex(16)
         query = request.url.query.decode("latin-1")
         parts = _signed_parts(
-            request.method, request.url.path, query, url=url, body=body, ts=ts, nonce=nonce, hops=hops
+            request.method, request.url.path, query, url=url, body=body, ts=ts, nonce=nonce, hops=hops, caller=caller
         )
         return f"v1 t={ts} n={nonce} s={keys.request_signature(parts)}"
 
@@ -115,9 +118,9 @@ class SignedRequests:
         self.url = own_url.rstrip("/")
         self._seen: collections.OrderedDict[str, float] = collections.OrderedDict()  # nonce -> forget after
 
-    async def admit(self, scope: Scope, receive: Receive, header: bytes, hops: bytes) -> Receive:
-        """Check a forwarded request's signature (reading its body), or raise :class:`Unauthorized`.
-        Returns the ``receive`` to hand on: the body read here, then the client's own."""
+    async def admit(self, scope: Scope, receive: Receive, header: bytes, hops: bytes, caller: bytes = b"") -> Receive:
+        """Check a forwarded request's signature (reading its body; the caller header is signed too), or raise
+        :class:`Unauthorized`. Returns the ``receive`` to hand on: the body read here, then the client's own."""
         match = _HEADER.match(header.decode("latin-1"))
         if match is None or not SESSION_PATH.match(scope["path"]):
             raise Unauthorized("missing or wrong API token")
@@ -129,7 +132,15 @@ class SignedRequests:
         query = (scope.get("query_string") or b"").decode("latin-1")
         method = str(scope.get("method", "GET"))
         parts = _signed_parts(
-            method, scope["path"], query, url=self.url, body=body, ts=ts, nonce=nonce, hops=hops.decode("latin-1")
+            method,
+            scope["path"],
+            query,
+            url=self.url,
+            body=body,
+            ts=ts,
+            nonce=nonce,
+            hops=hops.decode("latin-1"),
+            caller=caller.decode("latin-1"),
         )
         if not hmac.compare_digest(self.keys.request_signature(parts), signature):
             raise Unauthorized("missing or wrong API token")

@@ -6,19 +6,29 @@ import asyncio
 import os
 import signal
 import sys
+import time
 
 import debugpy
 import msgspec
 from litestar import Controller, Response, get, post
 from litestar.openapi import ResponseSpec
 
-from debugrelay import __version__
+from debugrelay import __version__, access
 from debugrelay.config import PublicSettings
 from debugrelay.launchers.remote import debuggable_processes
-from debugrelay.models import Health, Info, Liveness, Processes, Readiness, ShuttingDown
+from debugrelay.models import (
+    CredentialsInForce,
+    CredentialView,
+    Health,
+    Info,
+    Liveness,
+    Processes,
+    Readiness,
+    ShuttingDown,
+)
 from debugrelay.store import StateStore
 
-from ._deps import Config, Manager
+from ._deps import Config, Gate, Manager
 
 EXPOSITION = "text/plain; version=0.0.4"  # Prometheus's text format (Litestar adds the charset)
 STORE_CHECK_SECONDS = 0.8  # a probe's store check answers within this (the manifests' probes time out at 2 s)
@@ -119,6 +129,36 @@ class ServerController(Controller):
     @get("/config", summary="Settings in force (secrets hidden)")
     async def config(self, settings: Config) -> PublicSettings:
         return settings.public()
+
+    @get("/credentials", summary="The credentials in force, without tokens (admins only)")
+    async def credentials(self, gate: Gate, manager: Manager) -> CredentialsInForce:
+        access.authorize(access.current(), "admin", "list the credentials")
+        found = gate.credentials()
+        if found is None:
+            return CredentialsInForce(credentials=[])
+        live: dict[str, int] = {}
+        for session in await manager.list_all():
+            if session.record.created_by is not None and session.status != "terminated":
+                live[session.record.created_by] = live.get(session.record.created_by, 0) + 1
+        now = time.time()
+        shown = [
+            CredentialView(
+                name=c.name,
+                role=c.role,
+                expires=c.expires,
+                expired=c.expired(now),
+                max_sessions=c.max_sessions,
+                requests_per_minute=c.requests_per_minute,
+                live_sessions=live.get(c.name, 0),
+            )
+            for c in sorted(found.names.values(), key=lambda c: c.name)
+        ]
+        file = gate.file
+        return CredentialsInForce(
+            credentials=shown,
+            file=str(file.path) if file is not None else None,
+            problem=file.problem if file is not None else None,
+        )
 
     @get("/processes", summary="Local Python processes that can be attached to")
     async def processes(self) -> Processes:

@@ -35,15 +35,16 @@ from litestar.handlers.base import BaseRouteHandler
 from litestar.response import ServerSentEvent
 from litestar.types import ASGIApp, Receive, Scope, Send
 
+from debugrelay import access
 from debugrelay.config import Settings
-from debugrelay.errors import InvalidRequest, NotFound, RelayError, SessionNotFound, Unauthorized
+from debugrelay.errors import Forbidden, InvalidRequest, NotFound, RelayError, SessionNotFound, Unauthorized
 from debugrelay.models import Input, OutputLine, SessionRecord
 from debugrelay.service import RelayService, calling
 from debugrelay.sessions import SessionManager
 
 from . import ui_render as render
-from ._deps import Config, Manager, Service
-from .auth import FailedAttempts, bearer, client_key, token_matches
+from ._deps import Manager, Service
+from .auth import Gatekeeper, bearer, client_key
 from .browser import DEFAULT_PORTS, addressed
 
 # scripts and styles from the relay only (/ui/static), no inline script, nothing from elsewhere
@@ -87,7 +88,8 @@ class ViewSessions:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.absolute, self.idle, self.limit, self.clock = absolute, idle, limit, clock
-        self._held: OrderedDict[bytes, tuple[float, float]] = OrderedDict()  # hash: (signed in, last seen)
+        # hash: (signed in, last seen, who signed in: None on a relay without credentials)
+        self._held: OrderedDict[bytes, tuple[float, float, access.Caller | None]] = OrderedDict()
         self._ends: dict[bytes, asyncio.Event] = {}  # set when a session watched by a stream ends
 
     @staticmethod
@@ -101,29 +103,33 @@ class ViewSessions:
         if end is not None:
             end.set()
 
-    def open(self) -> str:
+    def open(self, caller: access.Caller | None = None) -> str:
         value = secrets.token_urlsafe(32)
         now = self.clock()
-        self._held[self._key(value)] = (now, now)
+        self._held[self._key(value)] = (now, now, caller)
         while len(self._held) > self.limit:
             self._forget(next(iter(self._held)))
         return value
 
     def valid(self, value: str) -> bool:
         """Whether ``value`` is a live view session; a valid one's idle clock restarts."""
+        return self.signed_in(value) is not None
+
+    def signed_in(self, value: str) -> tuple[access.Caller | None] | None:
+        """``(who signed in,)`` for a live view session (its idle clock restarts), None otherwise."""
         if not value:
-            return False
+            return None
         key = self._key(value)
         found = self._held.get(key)
         if found is None:
-            return False
-        since, last = found
+            return None
+        since, last, caller = found
         now = self.clock()
         if now - since >= self.absolute or now - last >= self.idle:
             self._forget(key)
-            return False
-        self._held[key] = (since, now)
-        return True
+            return None
+        self._held[key] = (since, now, caller)
+        return (caller,)
 
     def revoke(self, value: str) -> None:
         self._forget(self._key(value))
@@ -420,7 +426,10 @@ async def session_page(
     signed_in = _signed_in(request)
     if session_id not in manager.sessions:
         return await _not_here(service, manager, session_id, signed_in)
-    view = await session_view(service, manager, session_id)
+    try:
+        view = await session_view(service, manager, session_id)
+    except Forbidden as exc:
+        return _html(render.forbidden_page(session_id, exc.message, signed_in=signed_in), 403)
     tail, _, earlier = await output_tail(service, manager, session_id)
     return _html(render.session_page(view, tail, earlier, signed_in=signed_in))
 
@@ -514,18 +523,18 @@ async def session_events(session_id: str, service: Service, manager: Manager) ->
 
 
 @post("/login", status_code=204, opt={"ui_open": True})
-async def login(
-    request: Request[Any, Any, Any], data: Login, settings: Config, views: ViewSessions, attempts: FailedAttempts
-) -> Response[None]:
-    """The token, checked once; the answer sets a view session's cookie (nothing derived from the token)."""
-    token = settings.token
-    if not token:
+async def login(request: Request[Any, Any, Any], data: Login, views: ViewSessions, gate: Gatekeeper) -> Response[None]:
+    """The token, checked once; the answer sets a view session's cookie (nothing derived from the token),
+    which stands for the credential that signed in."""
+    if not gate.guarded:
         return Response(None, status_code=204)
-    attempts.check(request.scope)
-    if not token_matches(data.token.encode(), token):
-        attempts.failed(client_key(request.scope))
-        raise Unauthorized("wrong API token", hint="Give the relay's DEBUGRELAY_TOKEN.")
-    cookie = _view_cookie(request.scope, views.open(), max(1, math.ceil(views.absolute)))
+    gate.attempts.check(request.scope)
+    caller = gate.caller(data.token.encode())
+    if caller is None:
+        gate.attempts.failed(client_key(request.scope))
+        raise Unauthorized("wrong API token", hint="Give the relay's DEBUGRELAY_TOKEN, or your credential's token.")
+    named = caller if gate.file is not None else None
+    cookie = _view_cookie(request.scope, views.open(named), max(1, math.ceil(views.absolute)))
     return Response(None, status_code=204, cookies=[cookie])
 
 
@@ -545,35 +554,58 @@ def static(name: str) -> Response[bytes]:
     return Response(body, media_type=media, headers={"Cache-Control": "no-cache"})
 
 
-def ui_router(settings: Settings, attempts: FailedAttempts) -> Router:
+_WHO = "debugrelay.ui_who"  # the scope's (caller,) for the view, or None: not signed in
+
+
+def ui_router(settings: Settings, gate: Gatekeeper) -> Router:
     """The view's routes under /ui, behind the token rule (a view session or the bearer token), the view's
-    own CSP and the cap on event streams."""
+    own CSP and the cap on event streams. With credentials, each page is read as the credential that
+    signed in: it shows what that credential may see."""
     # an open page's event stream reconnects every STREAM_SECONDS: a view being watched never idles out
     views = ViewSessions(absolute=settings.ui_session_minutes * 60, idle=settings.ui_idle_minutes * 60)
-    token = settings.token
 
-    def allowed(connection: ASGIConnection[Any, Any, Any, Any]) -> bool:
-        if not token:
-            return True
-        if views.valid(connection.cookies.get(cookie_name(connection.scope), "")):
+    def who(connection: ASGIConnection[Any, Any, Any, Any]) -> tuple[access.Caller | None] | None:
+        """``(caller,)`` when the request may see the view (caller None: everything), None otherwise."""
+        if not gate.guarded:
+            return (None,)
+        found = views.signed_in(connection.cookies.get(cookie_name(connection.scope), ""))
+        if found is not None:
+            (caller,) = found
+            if caller is not None and not gate.still_valid(caller):
+                return None  # its credential was removed or expired since it signed in
             connection.state.ui_signed_in = True
-            return True
+            return found
         given = bearer(connection.scope)
         if given is None:
-            return False
-        attempts.check(connection.scope)
-        if token_matches(given, token):
-            return True
-        attempts.failed(client_key(connection.scope))
-        return False
+            return None
+        gate.attempts.check(connection.scope)
+        caller = gate.caller(given)
+        if caller is None:
+            gate.attempts.failed(client_key(connection.scope))
+            return None
+        return (caller if gate.file is not None else None,)
+
+    def reader(app: ASGIApp) -> ASGIApp:
+        """Each request is read as who it comes from (its handlers, guards and event streams)."""
+
+        async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
+            found = who(ASGIConnection(scope)) if scope["type"] == ScopeType.HTTP else None
+            scope[_WHO] = found  # type: ignore[literal-required]
+            if found is not None and found[0] is not None:
+                with access.acting_as(found[0]):
+                    await app(scope, receive, send)
+                return
+            await app(scope, receive, send)
+
+        return middleware
 
     def guard(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
         if handler.opt.get("ui_open"):
             return
-        ok = allowed(connection)
+        found = connection.scope.get(_WHO)
         if handler.opt.get("ui_page"):
-            connection.state.ui_allowed = ok
-        elif not ok:
+            connection.state.ui_allowed = found is not None
+        elif found is None:
             raise Unauthorized("sign in to the view first", hint="Open /ui and give the relay's token.")
 
     return Router(
@@ -592,9 +624,9 @@ def ui_router(settings: Settings, attempts: FailedAttempts) -> Router:
         guards=[guard],
         dependencies={
             "views": Provide(lambda: views, sync_to_thread=False),
-            "attempts": Provide(lambda: attempts, sync_to_thread=False),
+            "gate": Provide(lambda: gate, sync_to_thread=False),
         },
-        middleware=[stream_cap(StreamSlots(), views)],
+        middleware=[reader, stream_cap(StreamSlots(), views)],
         response_headers=[ResponseHeader(name="Content-Security-Policy", value=CSP)],
         include_in_schema=False,
     )

@@ -281,7 +281,8 @@ def _trail(v: SessionView) -> str:
     if not v.trail:
         return "<p class=note>no calls yet</p>"
     rows = "".join(
-        f"<tr class='{'ok' if t.ok else 'failed'}'><td>{_ago(t.at)}</td><td><code>{e(t.call)}</code></td>"
+        f"<tr class='{'ok' if t.ok else 'failed'}'><td>{_ago(t.at)}</td>"
+        f"{f'<td class=who>{e(t.who)}</td>' if t.who else ''}<td><code>{e(t.call)}</code></td>"
         f"<td><code>{e(t.detail)}</code></td><td>{e(t.result)}</td></tr>"
         for t in reversed(v.trail)
     )
@@ -401,6 +402,11 @@ def elsewhere_page(summary: SessionSummary, owner: str, *, signed_in: bool = Fal
 def not_found_page(session_id: str, *, signed_in: bool = False) -> str:
     body = f"<h1>No session '{e(session_id)}'</h1><p><a href='/ui'>All sessions</a></p>"
     return page("debugrelay: no such session", body, view="missing", signed_in=signed_in)
+
+
+def forbidden_page(session_id: str, message: str, *, signed_in: bool = False) -> str:
+    body = f"<h1>Not yours: '{e(session_id)}'</h1><p>{e(message)}</p><p><a href='/ui'>Your sessions</a></p>"
+    return page("debugrelay: not your session", body, view="forbidden", signed_in=signed_in)
 
 
 # -- one traced call's page --------------------------------------------------------------------------

@@ -234,6 +234,18 @@ async def cmd_evidence(s: RemoteService, a: argparse.Namespace) -> tuple[str, An
     return "evidence", plain(await s.evidence(a.evidence_id, offset=a.offset, limit=a.limit, grep=a.grep))
 
 
+async def cmd_share(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
+    given, names = split_id(a.words, 1)
+    sid = await policy.session_or_latest(s, given)
+    shared = await (s.unshare(sid, names=names) if a.withdraw else s.share(sid, names=names))
+    return "share", {"session_id": sid, "shared_with": shared.shared_with}
+
+
+async def cmd_audit(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
+    page = await s.audit(session_id=a.session, who=a.who, offset=a.offset, limit=a.limit)
+    return "audit", plain(page)
+
+
 async def cmd_trace(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
     given, rest = split_id(a.words, 1)
     if a.remove:

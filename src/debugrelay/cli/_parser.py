@@ -14,6 +14,7 @@ from debugrelay.config import DEFAULT_PORT
 from ._client import run_client
 from ._commands import (
     cmd_analyze,
+    cmd_audit,
     cmd_autopsy,
     cmd_break,
     cmd_breakpoints,
@@ -33,6 +34,7 @@ from ._commands import (
     cmd_redactions,
     cmd_request,
     cmd_sessions,
+    cmd_share,
     cmd_snapshot,
     cmd_snapshots,
     cmd_stack,
@@ -94,6 +96,19 @@ def _session_commands(add: Adder) -> None:
     p.add_argument("--name", default=None)
     add("delete", cmd_delete, "end a session's program and forget the session")
     add("status", cmd_status, "where a session is: paused where and why, or its exit code")
+    p = add(
+        "share",
+        cmd_share,
+        "let credentials (names, or role:agent) see and drive a session, not run code in it: [ID] NAME...",
+        with_id=False,
+    )
+    p.add_argument("words", nargs="+", metavar="[ID] NAME")
+    p.add_argument("--withdraw", action="store_true", help="take the names off the session's shares")
+    p = add("audit", cmd_audit, "who changed or evaluated what, newest first (admins)", with_id=False)
+    p.add_argument("--session", default=None, metavar="ID", help="one session's entries")
+    p.add_argument("--who", default=None, metavar="NAME", help="one credential's entries")
+    p.add_argument("--offset", type=int, default=0)
+    p.add_argument("--limit", type=int, default=50)
 
     p = add(
         "launch", cmd_launch, "run a script (or --module) under the debugger and wait for its first stop", with_id=False

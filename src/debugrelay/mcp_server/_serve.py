@@ -8,12 +8,15 @@ import logging
 import signal
 import sys
 from collections.abc import AsyncIterator
+from typing import Any
 
 from litestar import Litestar, asgi
 from litestar.handlers import ASGIRouteHandler
 from litestar.types import Receive, Scope, Send
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.transport_security import TransportSecuritySettings
 
+from debugrelay import access
 from debugrelay.config import Settings, load_settings, normalize_origin
 from debugrelay.service import DebugService, RelayService
 from debugrelay.sessions import SessionManager
@@ -90,6 +93,17 @@ def transport_security(settings: Settings) -> TransportSecuritySettings:
     )
 
 
+async def _as_caller(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """Run an MCP message as the caller whose credential its HTTP request carried: the SDK handles it in
+    a task of its own, where the request's context is not."""
+    request = ctx.request
+    caller = getattr(request, "scope", {}).get(access.SCOPE_KEY) if request is not None else None
+    if not isinstance(caller, access.Caller):
+        return await call_next(ctx)
+    with access.acting_as(caller):
+        return await call_next(ctx)
+
+
 class McpEndpoint:
     """``/mcp`` on the relay: the tools over streamable HTTP, on the relay's own SessionManager.
 
@@ -101,6 +115,7 @@ class McpEndpoint:
         self._manager: SessionManager | None = None
         self.server = build_server(RelayService(self._get_manager))
         self.server.streamable_http_app(transport_security=transport_security(settings), host=settings.host)
+        self.server.middleware.append(_as_caller)
         self.sessions = self.server.session_manager
         sessions = self.sessions
 

@@ -153,9 +153,10 @@ class Status(Answer, kw_only=True):
 
 
 class SessionSummary(Status, kw_only=True):
-    """A session in a listing: its status and name."""
+    """A session in a listing: its status and name, and on a relay with credentials, whose it is."""
 
     name: str | None = None
+    created_by: str | None = None  # the credential that created it
 
 
 class SessionDetail(SessionSummary, kw_only=True):
@@ -172,6 +173,7 @@ class SessionDetail(SessionSummary, kw_only=True):
     # whether a paused program stays paused (and events are kept) while no relay runs: a keeper holds it
     survives_relay_restart: bool | None = None
     notes: list[str] = msgspec.field(default_factory=list)
+    shared_with: list[str] = msgspec.field(default_factory=list)  # credential names, or role:<role>
     # set by clone and import
     cloned_from: str | None = None
     breakpoints_set: int | None = None
@@ -216,6 +218,50 @@ class SessionExport(Model, kw_only=True):
 class SessionList(Model, kw_only=True):
     sessions: list[SessionSummary]
     total: int
+
+
+class AuditEntry(Model, kw_only=True):
+    """One call that changed or evaluated something: who, on which session, what, and how it ended."""
+
+    at: float
+    who: str | None = None  # the credential's name (none on a relay without credentials)
+    role: str | None = None
+    session_id: str | None = None
+    call: str  # what was sent: HTTP method and path, or the MCP tool
+    operation: str
+    detail: str = ""  # the main arguments, redacted like every answer
+    result: str = ""
+    ok: bool = True
+    replica: str = ""
+
+
+class CredentialView(Model, kw_only=True):
+    """A credential in force, without its token."""
+
+    name: str
+    role: str
+    expires: float | None = None
+    expired: bool = False
+    max_sessions: int = 0  # 0: no limit of its own
+    requests_per_minute: int = 0
+    live_sessions: int = 0
+
+
+class CredentialsInForce(Model, kw_only=True):
+    """The credentials the relay accepts now, and whether its file says otherwise."""
+
+    credentials: list[CredentialView]
+    file: str | None = None
+    problem: str | None = None  # why the file in place is not what is in force (the last good one is)
+
+
+class AuditPage(Model, kw_only=True):
+    """The audit trail, newest first."""
+
+    entries: list[AuditEntry]
+    total: int  # matching entries kept
+    has_more: bool
+    kept: int  # entries the relay keeps at most (the oldest are dropped)
 
 
 class Ping(Answer, kw_only=True):

@@ -274,7 +274,9 @@ class SessionRecord(Model):
     next_watch: int = 1
     traces: list[TraceRecord] = msgspec.field(default_factory=list)  # functions traced, applied at each launch
     next_trace: int = 1
-    owner: str | None = None
+    owner: str | None = None  # the relay replica that holds it
+    created_by: str | None = None  # the credential that created it (None: a relay without credentials)
+    shared_with: list[str] = msgspec.field(default_factory=list)  # credential names, or ``role:<role>``
     recovered: bool = False
     notes: list[str] = msgspec.field(default_factory=list)
     processes: list[ProcessInfo] = msgspec.field(default_factory=list)  # the root's children, newest last

@@ -29,6 +29,11 @@ MAX_TEST = 8_192  # characters of a test id (pytest ids carry their parameters)
 MAX_IMAGE = 512  # characters of an image reference
 
 Name = Annotated[str, msgspec.Meta(max_length=MAX_NAME)]
+SessionIdFilter = Annotated[str, msgspec.Meta(max_length=64)]
+MAX_SHARES = 50  # names and roles a session is shared with
+# a credential's name, or every credential of a role
+Sharee = Annotated[str, msgspec.Meta(pattern=r"^(role:(admin|agent|viewer)|[A-Za-z0-9][A-Za-z0-9_.@-]{0,63})$")]
+Sharees = Annotated[list[Sharee], msgspec.Meta(min_length=1, max_length=MAX_SHARES)]
 Expression = Annotated[str, msgspec.Meta(max_length=MAX_EXPRESSION)]
 SourcePath = Annotated[str, msgspec.Meta(max_length=MAX_PATH)]
 FunctionName = Annotated[str, msgspec.Meta(max_length=MAX_FUNCTION)]

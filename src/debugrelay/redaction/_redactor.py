@@ -62,6 +62,8 @@ def _cut(s: str, budget: Budget) -> tuple[str, str]:
 _OWN_FIELDS = frozenset(
     {"session_id", "breakpoint_id", "watch_id", "cursor", "timestamp", "status", "kind", "type", "state", "mode"}
     | {"reason", "store", "placeholder", "rule", "where", "at", "created_at", "dap_id", "id"}
+    # who is calling and whose a session is: the relay's credentials, not the program's data
+    | {"created_by", "shared_with", "who", "role", "owner", "caller"}
 )
 _QUOTED = re.compile(r"([bBuUrRfF]{0,2})(['\"])(.*)\2", re.S)
 _NAME_FIELDS = ("value", "result", "children", "items")

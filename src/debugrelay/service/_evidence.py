@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from debugrelay import evidence
+from debugrelay import access, evidence
 from debugrelay.errors import InvalidRequest, InvalidState, NotFound
 from debugrelay.evidence import snapshots
 from debugrelay.evidence._analyze import DETECTORS, analyze
@@ -107,6 +107,14 @@ class EvidenceOps(ServiceCore):
         item = await self.manager.evidence.store.get(evidence_id)
         if item is None:
             raise evidence.no_evidence(evidence_id)
+        caller = access.current()
+        if caller is not None:  # found by its id alone: its session decides who may read it
+            held = self.manager.sessions.get(item.session_id)
+            record = held.record if held is not None else await self.manager.store.get_session(item.session_id)
+            if record is not None:
+                access.authorize(
+                    caller, "read", "read evidence", created_by=record.created_by, shares=record.shared_with
+                )
         return await self.session_evidence(item.session_id, evidence_id, offset=offset, limit=limit, grep=grep)
 
     async def session_evidence(

@@ -17,7 +17,8 @@ from typing import Any
 
 import msgspec
 
-from debugrelay.errors import RelayError
+from debugrelay import access
+from debugrelay.errors import Forbidden, RelayError
 from debugrelay.models import Answer
 
 from . import _redaction, _trail
@@ -34,6 +35,10 @@ def _gate(name: str, fn: F, op: Operation | None) -> F:
     check = op.check if op is not None else None
     redacted = name not in _redaction.UNREDACTED
     marks = op is not None and op.changes
+    # an operation no interface declares is reached only through one that is (and judged there)
+    kind: access.Access | None = op.access if op is not None else None
+    owner_when = op.owner_when if op is not None else None
+    what = name.replace("_", " ")
 
     @functools.wraps(fn)
     async def gated(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -45,7 +50,17 @@ def _gate(name: str, fn: F, op: Operation | None) -> F:
             check(arguments)
         manager = self.manager
         session_id = arguments.get("session_id") if by_session else None
-        entry = _trail.begin(name, arguments, by_session)
+        entry = _trail.begin(name, arguments, by_session, audited=kind in ("drive", "owner", "create"))
+        caller = access.current()
+        if caller is not None and kind is not None:
+            runs_code = owner_when is not None and owner_when(arguments)
+            try:
+                _authorize(manager, caller, "owner" if runs_code else kind, what, session_id)
+            except Forbidden as exc:
+                if entry is not None:  # a refusal is kept in the audit trail, whatever was asked
+                    entry.audited = True
+                    await _trail.failed(manager, entry, session_id, exc)
+                raise
         token = _INSIDE.set(redacted)  # one left unredacted (evidence) lets the operation it asks be redacted
         try:
             if redacted and manager.redaction.enabled:
@@ -66,6 +81,19 @@ def _gate(name: str, fn: F, op: Operation | None) -> F:
         return answer
 
     return gated  # type: ignore[return-value]
+
+
+def _authorize(manager: Any, caller: access.Caller, kind: access.Access, what: str, session_id: Any) -> None:
+    """The caller's role and the session's owner allow the operation (``access._rules``), or it is refused
+    before anything runs. A session this relay does not hold is left to the operation to report; one not
+    about a session is judged by the role alone."""
+    if session_id is None or kind == "admin":
+        access.authorize(caller, kind, what, created_by=caller.name)
+        return
+    session = manager.sessions.get(session_id) if isinstance(session_id, str) else None
+    if session is not None:
+        record = session.record
+        access.authorize(caller, kind, what, created_by=record.created_by, shares=record.shared_with)
 
 
 def gated(cls: C) -> C:

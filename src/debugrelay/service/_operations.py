@@ -18,6 +18,7 @@ from typing import Any, Literal, TypeVar
 
 import msgspec
 
+from debugrelay.access import Access
 from debugrelay.errors import InvalidRequest
 
 Method = Literal["GET", "POST", "PATCH", "DELETE"]
@@ -51,6 +52,9 @@ class Operation:
     summary: str
     tag: str
     changes: bool  # a change: recorded in the trail, marked when the store has not taken it yet
+    access: Access  # who may call it (``access._rules``): read, drive, owner, create or admin
+    # a call of it that runs code the caller wrote (a condition, a log message) or reveals secrets is ``owner``
+    owner_when: Callable[[Mapping[str, Any]], bool] | None = None
     status: int = 200
     body: str | None = None  # the parameter that is the whole JSON body (a Struct)
     wire: Mapping[str, str] = field(default_factory=dict)  # parameter -> wire name, where they differ
@@ -123,6 +127,8 @@ def declare(
     tag: str,
     status: int = 200,
     changes: bool | None = None,
+    access: Access | None = None,
+    owner_when: Callable[[Mapping[str, Any]], bool] | None = None,
     body: str | None = None,
     wire: Mapping[str, str] | None = None,
     in_query: tuple[str, ...] = (),
@@ -132,19 +138,25 @@ def declare(
 ) -> Callable[[F], F]:
     """Declare the decorated method of the service's interface an operation reached at ``method path``.
 
-    ``changes`` defaults to every method but GET; ``body`` names the parameter that is the whole body
+    ``changes`` defaults to every method but GET; ``access`` to ``read`` for a GET that changes nothing,
+    ``drive`` otherwise (``owner`` for what runs code or feeds the program, ``create`` for a new session),
+    and ``owner_when`` makes a call of it ``owner`` when its arguments run the caller's code;
+    ``body`` names the parameter that is the whole body
     (otherwise a POST's or PATCH's parameters are the body's fields); ``wire`` renames parameters on the
     wire; ``in_query`` sends some of a POST's parameters in the query string; ``aliases`` names other body
     fields that may carry a parameter (the first given wins); ``named`` is the body's schema name."""
 
     def mark(fn: F) -> F:
+        changing = method != "GET" if changes is None else changes
         fn.__operation__ = Operation(  # type: ignore[attr-defined]
             name=fn.__name__,
             method=method,
             path=path,
             summary=summary,
             tag=tag,
-            changes=method != "GET" if changes is None else changes,
+            changes=changing,
+            access=access or ("read" if method == "GET" and not changing else "drive"),
+            owner_when=owner_when,
             status=status,
             body=body,
             wire=dict(wire or {}),

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import msgspec
 
+from debugrelay import access
 from debugrelay.dap import tell_orphan_after
+from debugrelay.errors import InvalidRequest
 from debugrelay.models import (
     AttachSpec,
+    AuditPage,
     Deleted,
     LaunchRequest,
     Ping,
@@ -73,9 +76,14 @@ class RelayService(RunningOps, BreakpointOps, InspectionOps, EvidenceOps, TraceO
 
     async def list_sessions(self) -> SessionList:
         mgr = self.manager
+        caller = access.current()
         found = [
-            msgspec.convert({**status_view(s, mgr.expires_in(s)), "name": s.record.name}, SessionSummary)
+            msgspec.convert(
+                {**status_view(s, mgr.expires_in(s)), "name": s.record.name, "created_by": s.record.created_by},
+                SessionSummary,
+            )
             for s in await mgr.list_all()
+            if access.may_see(caller, s.record.created_by, s.record.shared_with)
         ]
         return SessionList(sessions=found, total=len(found))
 
@@ -96,6 +104,32 @@ class RelayService(RunningOps, BreakpointOps, InspectionOps, EvidenceOps, TraceO
 
     async def session(self, session_id: str) -> SessionDetail:
         return self._detail(self._get(session_id))
+
+    async def share(self, session_id: str, *, names: list[str]) -> SessionDetail:
+        session = self._get(session_id)
+        record = session.record
+        if len(set(record.shared_with) | set(names)) > limits.MAX_SHARES:
+            raise InvalidRequest(
+                f"a session is shared with {limits.MAX_SHARES} names at most",
+                details={"shared_with": len(record.shared_with)},
+                hint="Share with a role (role:agent) instead of many names.",
+            )
+        record.shared_with = [*record.shared_with, *(n for n in dict.fromkeys(names) if n not in record.shared_with)]
+        await session.save()
+        self.manager.feed.bump(session_id)
+        return self._detail(session)
+
+    async def unshare(self, session_id: str, *, names: list[str]) -> SessionDetail:
+        session = self._get(session_id)
+        session.record.shared_with = [n for n in session.record.shared_with if n not in names]
+        await session.save()
+        self.manager.feed.bump(session_id)
+        return self._detail(session)
+
+    async def audit(
+        self, *, session_id: str | None = None, who: str | None = None, offset: int = 0, limit: int = 100
+    ) -> AuditPage:
+        return await self.manager.audit.page(session_id=session_id, who=who, offset=offset, limit=limit)
 
     async def update_session(
         self, session_id: str, *, name: str | None = None, timeout_minutes: float | None = None

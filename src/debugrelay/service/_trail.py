@@ -16,8 +16,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
+from debugrelay import access
 from debugrelay.errors import RelayError
 from debugrelay.models import (
+    AuditEntry,
     BreakpointList,
     ChildrenPage,
     Deleted,
@@ -125,35 +129,48 @@ def _breakpoint(request: Any) -> str:
     return f"{where} if {condition}" if condition else where
 
 
-def begin(name: str, arguments: dict[str, Any], by_session: bool) -> TrailEntry | None:
-    """The trail's entry for this call, when an adapter named it and it is the first session operation
-    that call runs (None otherwise)."""
+def begin(name: str, arguments: dict[str, Any], by_session: bool, *, audited: bool = False) -> TrailEntry | None:
+    """The trail's entry for this call, when an adapter named it and it is the first operation that call
+    runs on a session, or one it changes or evaluates something in (None otherwise)."""
     call = _CALL.get()
-    if call is None or call.recorded or not (by_session or name == "create_session"):
+    if call is None or call.recorded or not (by_session or name == "create_session" or audited):
         return None
     call.recorded = True
-    return TrailEntry(at=time.time(), call=call.label, operation=name, detail=_detail(arguments))
+    caller = access.current()
+    return TrailEntry(
+        at=time.time(),
+        call=call.label,
+        operation=name,
+        detail=_detail(arguments),
+        who=caller.name if caller is not None else None,
+        role=caller.role if caller is not None else None,
+        audited=audited,
+    )
 
 
 async def failed(manager: SessionManager, entry: TrailEntry, session_id: Any, exc: RelayError) -> None:
     entry.ok, entry.result = False, f"{exc.code}: {exc.message}"  # already redacted by the service
-    if isinstance(session_id, str):
-        await _record(manager, session_id, entry)
+    await _record(manager, session_id if isinstance(session_id, str) else None, entry)
 
 
 async def done(manager: SessionManager, entry: TrailEntry, session_id: Any, answer: Any) -> None:
     entry.result = summary(answer)
-    if isinstance(session_id, str):
-        await _record(manager, session_id, entry)
+    await _record(manager, session_id if isinstance(session_id, str) else None, entry)
 
 
-async def _record(manager: SessionManager, session_id: str, entry: TrailEntry) -> None:
+async def _record(manager: SessionManager, session_id: str | None, entry: TrailEntry) -> None:
     seam = manager.redaction
     if seam.redactor is not None and session_id in manager.sessions:
         # what the agent sent may hold a literal secret: shown to people, it is redacted like an answer
+        assert session_id is not None
         table = await seam.table(session_id)
         entry.detail = seam.redactor.text(entry.detail, table, "trail")
         with contextlib.suppress(RelayError):
             await seam.persist(session_id, table)
     entry.detail, entry.result = clip(entry.detail), clip(entry.result)
-    manager.trail.add(session_id, entry)
+    if session_id is not None:
+        manager.trail.add(session_id, entry)
+    if entry.audited:
+        fields = msgspec.structs.asdict(entry)
+        del fields["audited"]
+        await manager.audit.record(AuditEntry(session_id=session_id, **fields))

@@ -4,6 +4,7 @@ from debugrelay.models import SessionDocument
 
 from . import _watches as watches
 from . import breakpoints
+from ._audit import AUDIT_KEPT, Audit
 from ._feed import ChangeFeed
 from ._files import SourceRoots, read_session_file, roots_for
 from ._http import service_address, wait_listening
@@ -19,10 +20,12 @@ from .breakpoints import BreakpointRequest, BreakpointUpdate
 
 __all__ = [
     "ACTIVE",
+    "AUDIT_KEPT",
     "CAPTURE_MARK",
     "MAX_SOURCE_BYTES",
     "STEP_COMMANDS",
     "TRAIL_LENGTH",
+    "Audit",
     "BreakpointRequest",
     "BreakpointUpdate",
     "ChangeFeed",

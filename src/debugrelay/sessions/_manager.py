@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
+from debugrelay import access
 from debugrelay.config import Settings
 from debugrelay.errors import InvalidRequest, SessionNotFound, TooManySessions
 from debugrelay.launchers import Launcher
@@ -21,6 +22,7 @@ from debugrelay.redaction import RedactionSeam, Redactor
 from debugrelay.store import StateStore
 from debugrelay.trust import RelayKeys
 
+from ._audit import Audit
 from ._feed import ChangeFeed
 from ._session import ACTIVE, Session, StopHook
 from ._trail import Trail
@@ -71,6 +73,7 @@ class SessionManager:
         self.metrics = Metrics()  # what /metrics answers of this relay
         self.metrics.watch(self.sessions.values, lambda: self.store.pending)
         self.trail = Trail(self.sessions, self.feed)
+        self.audit = Audit(store, settings.instance_id)
         if redactor is None:
             self.redaction = RedactionSeam.from_settings(settings, store, self.sessions)
         else:
@@ -140,6 +143,20 @@ class SessionManager:
     ) -> Session:
         if sum(1 for s in self.sessions.values() if s.status != "terminated") >= self.settings.max_sessions:
             raise TooManySessions(f"the relay holds {self.settings.max_sessions} sessions already")
+        caller = access.current()
+        if caller is not None and caller.max_sessions:
+            mine = [s for s in await self.list_all() if s.record.created_by == caller.name and s.status != "terminated"]
+            if len(mine) >= caller.max_sessions:
+                raise TooManySessions(
+                    f"'{caller.name}' holds {len(mine)} live sessions, its limit",
+                    details={
+                        "limit": "max_sessions",
+                        "caller": caller.name,
+                        "max_sessions": caller.max_sessions,
+                        "retry_after": 10,
+                    },
+                    hint="Delete a session you no longer need (GET /sessions lists yours), or ask for a higher limit.",
+                )
         if timeout_minutes is not None and timeout_minutes <= 0:
             raise InvalidRequest("timeout_minutes must be > 0", details={"timeout_minutes": timeout_minutes})
         now = time.time()
@@ -150,6 +167,7 @@ class SessionManager:
             last_activity=now,
             timeout_minutes=timeout_minutes or self.settings.session_timeout_minutes,
             owner=self.settings.instance_id,
+            created_by=caller.name if caller is not None else None,
             mode="attach" if attach else "launch",
         )
         session = self.new_session(record)

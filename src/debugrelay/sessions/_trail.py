@@ -22,6 +22,9 @@ class TrailEntry(msgspec.Struct, kw_only=True):
     detail: str = ""  # the operation's main arguments
     result: str = ""
     ok: bool = True
+    who: str | None = None  # the caller's credential
+    role: str | None = None
+    audited: bool = False  # a change or an evaluation: also kept in the audit trail
 
 
 class Trail:

@@ -184,6 +184,10 @@ def session_view(session: Session, expires_in: float | None = None) -> dict[str,
     )
     if expires_in is not None:
         out["expires_in_seconds"] = round(max(0.0, expires_in), 1)
+    if rec.created_by is not None:
+        out["created_by"] = rec.created_by
+    if rec.shared_with:
+        out["shared_with"] = rec.shared_with
     if rec.launch is not None:
         out["launch"] = masked_launch(rec.launch)
         out["python"] = rec.python

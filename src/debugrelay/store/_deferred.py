@@ -86,6 +86,8 @@ class WriteBehind(StateStore):
         self._cleared: set[str] = set()
         self._redactions: dict[str, dict[str, bytes]] = {}
         self._calls: dict[str, bytes] = {}
+        self._audit: list[bytes] = []  # audit entries the store could not take yet, oldest first
+        self._audit_keep = 0
         self._evidence = DeferredEvidence(inner.evidence, self._deletes.__contains__, _note)
 
     @property
@@ -96,7 +98,7 @@ class WriteBehind(StateStore):
     def pending(self) -> int:
         """How many writes wait for the store."""
         kept = len(self._saves) + len(self._deletes) + len(self._profiles) + len(self._cleared) + len(self._redactions)
-        kept += len(self._calls)
+        kept += len(self._calls) + (1 if self._audit else 0)
         return kept + self._evidence.pending
 
     def pending_for(self, session_id: str) -> bool:
@@ -142,6 +144,11 @@ class WriteBehind(StateStore):
                 done += 1
             if self._calls.get(sid) is data:
                 del self._calls[sid]
+        if self._audit:
+            waiting = self._audit
+            await self.inner.append_audit(waiting, self._audit_keep)
+            self._audit = self._audit[len(waiting) :]
+            done += 1
         for name in sorted(self._profiles):
             saved = self._profiles[name]
             await self.inner.save_profile(name, saved)
@@ -195,6 +202,21 @@ class WriteBehind(StateStore):
         except StoreUnavailable:
             self._profiles[name] = breakpoints
             _note("profile")
+
+    async def append_audit(self, entries: list[bytes], keep: int) -> None:
+        self._audit_keep = keep
+        if self._audit:  # older entries wait: keep the order
+            self._audit = [*self._audit, *entries][-keep:]
+            _note("audit")
+            return
+        try:
+            await self.inner.append_audit(entries, keep)
+        except StoreUnavailable:
+            self._audit = entries[-keep:]
+            _note("audit")
+
+    async def read_audit(self) -> list[bytes]:
+        return [*reversed(self._audit), *await self.inner.read_audit()]
 
     async def save_traced_calls(self, session_id: str, data: bytes) -> None:
         if session_id in self._calls:

@@ -133,7 +133,17 @@ class StateStore(abc.ABC):
     async def get_redactions(self, session_id: str) -> dict[str, bytes]:
         """A session's placeholder table (placeholder → encoded entry); empty when none."""
 
-    # -- breakpoint profiles -----------------------------------------------------------------
+    # -- the audit trail ---------------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def append_audit(self, entries: list[bytes], keep: int) -> None:
+        """Add encoded audit entries (oldest first); only the newest ``keep`` are kept."""
+
+    @abc.abstractmethod
+    async def read_audit(self) -> list[bytes]:
+        """Every kept audit entry, newest first."""
+
+    # -- traced calls ---------------------------------------------------------------------------
 
     @abc.abstractmethod
     async def save_traced_calls(self, session_id: str, data: bytes) -> None:
@@ -142,6 +152,8 @@ class StateStore(abc.ABC):
     @abc.abstractmethod
     async def get_traced_calls(self, session_id: str) -> bytes | None:
         """The session's traced calls as last kept, or None."""
+
+    # -- breakpoint profiles -----------------------------------------------------------------
 
     @abc.abstractmethod
     async def save_profile(self, name: str, breakpoints: list[BreakpointRecord]) -> None:

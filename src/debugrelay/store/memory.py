@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import itertools
 import shutil
 import time
@@ -51,6 +52,7 @@ class MemoryStore(StateStore):
         self._instances: dict[str, tuple[dict[str, Any], float]] = {}
         self._redactions: dict[str, dict[str, bytes]] = {}
         self._calls: dict[str, bytes] = {}
+        self._audit: collections.deque[bytes] = collections.deque()
 
     async def save_session(self, record: SessionRecord) -> None:
         self._sessions[record.id] = msgspec.json.encode(record)
@@ -135,6 +137,14 @@ class MemoryStore(StateStore):
 
     async def get_redactions(self, session_id: str) -> dict[str, bytes]:
         return dict(self._redactions.get(session_id, {}))
+
+    async def append_audit(self, entries: list[bytes], keep: int) -> None:
+        self._audit.extend(entries)
+        while len(self._audit) > keep:
+            self._audit.popleft()
+
+    async def read_audit(self) -> list[bytes]:
+        return list(reversed(self._audit))
 
     async def save_traced_calls(self, session_id: str, data: bytes) -> None:
         self._calls[session_id] = data

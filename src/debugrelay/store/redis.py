@@ -31,7 +31,7 @@ from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import ResponseError
+from redis.exceptions import OutOfMemoryError, ReadOnlyError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from debugrelay.errors import StoreUnavailable
@@ -125,6 +125,23 @@ class _LeaseValue(msgspec.Struct):
     url: str = ""
 
 
+_REFUSALS = {  # Redis's answers that refuse a write while it is reachable, and what the operator does
+    "OOM": "Redis is full (maxmemory): delete sessions you no longer need, or give Redis more memory.",
+    "MISCONF": "Redis cannot persist (its disk): see Redis's log; the relay keeps the changes meanwhile.",
+    "READONLY": "DEBUGRELAY_REDIS_URL names a read-only replica: point it at the primary.",
+}
+
+
+def _refusal(exc: ResponseError) -> str | None:
+    """Which of Redis's write refusals ``exc`` is (redis-py strips the code of those it has a class for)."""
+    if isinstance(exc, OutOfMemoryError):
+        return "OOM"
+    if isinstance(exc, ReadOnlyError):
+        return "READONLY"
+    code = str(exc).split(" ", 1)[0]
+    return code if code in _REFUSALS else None
+
+
 class RedisStore(StateStore):
     name = "redis"
     durable = True
@@ -168,6 +185,18 @@ class RedisStore(StateStore):
             raise StoreUnavailable(
                 f"Redis is unreachable ({exc.__class__.__name__}: {str(exc)[:120]})",
                 details={"store": "redis"},
+            ) from exc
+        except ResponseError as exc:
+            refusal = _refusal(exc)
+            if refusal is None:
+                raise
+            # reachable but refusing writes (full under maxmemory, failing to persist, a read-only replica):
+            # to the relay as good as down, and what it could not write waits for Redis to take it
+            self._warn_once(f"refusal:{refusal}", "Redis refuses writes (%s: %s): %s", refusal, exc, _REFUSALS[refusal])
+            raise StoreUnavailable(
+                f"Redis refuses writes ({refusal}: {str(exc)[:160]})",
+                details={"store": "redis", "refusal": refusal},
+                hint=_REFUSALS[refusal],
             ) from exc
 
     def _warn_once(self, key: str, message: str, *args: Any) -> None:
@@ -402,6 +431,20 @@ class RedisStore(StateStore):
         return {(k.decode() if isinstance(k, bytes) else str(k)): bytes(v) for k, v in raw.items()}
 
     # -- traced calls ------------------------------------------------------------------------
+
+    async def append_audit(self, entries: list[bytes], keep: int) -> None:
+        async def run() -> list[Any]:
+            async with self.client.pipeline(transaction=True) as pipe:
+                pipe.lpush(self._key("audit"), *entries)
+                pipe.ltrim(self._key("audit"), 0, keep - 1)
+                return await pipe.execute()
+
+        if entries:
+            await self._call(run)
+
+    async def read_audit(self) -> list[bytes]:
+        raw = await self._call(lambda: self.client.lrange(self._key("audit"), 0, -1))
+        return [item for item in raw if isinstance(item, bytes)]
 
     async def save_traced_calls(self, session_id: str, data: bytes) -> None:
         await self._call(lambda: self.client.set(self._key("calls", session_id), data))

@@ -67,6 +67,7 @@ class EvidenceOperations(abc.ABC):
         tag="evidence",
         status=201,
         body="request",
+        access="owner",
     )
     @abc.abstractmethod
     async def add_capture(self, session_id: str, request: CaptureRequest) -> CapturePoint:

@@ -182,6 +182,7 @@ class InspectionOperations(abc.ABC):
         changes=False,
         named="EvaluateBody",
         aliases={"frame_index": ("frame_id",)},
+        access="owner",
     )
     @abc.abstractmethod
     async def evaluate(
@@ -202,6 +203,7 @@ class InspectionOperations(abc.ABC):
         "Set a variable's value (a Python expression)",
         tag="inspection",
         named="SetVariableBody",
+        access="owner",
     )
     @abc.abstractmethod
     async def set_variable(
@@ -217,6 +219,7 @@ class InspectionOperations(abc.ABC):
         changes=False,
         named="CompletionsBody",
         wire={"frame_index": "frame_id"},
+        access="owner",
     )
     @abc.abstractmethod
     async def completions(
@@ -302,6 +305,7 @@ class InspectionOperations(abc.ABC):
         "Add a watch expression; answers with its value when paused",
         tag="inspection",
         named="WatchBody",
+        access="owner",
     )
     @abc.abstractmethod
     async def add_watch(self, session_id: str, expression: Expression) -> WatchValue:

@@ -6,6 +6,7 @@ import abc
 
 from debugrelay.models import (
     AttachSpec,
+    AuditPage,
     Cleared,
     Deleted,
     HttpCall,
@@ -21,12 +22,17 @@ from debugrelay.models import (
     Status,
 )
 from debugrelay.models.limits import (
+    Count,
     Details,
     InputText,
     Name,
     OutputLimit,
     ResumeCommand,
     Seconds,
+    SessionIdFilter,
+    Sharee,
+    Sharees,
+    Start,
     TimeoutMinutes,
 )
 
@@ -52,6 +58,7 @@ class SessionOperations(abc.ABC):
         tag="sessions",
         status=201,
         routed=False,
+        access="create",
     )
     @abc.abstractmethod
     async def create_session(
@@ -92,7 +99,11 @@ class SessionOperations(abc.ABC):
         """Keep the session from expiring; says when it would."""
 
     @declare(
-        "GET", SESSION + "/export", "Session configuration: launch spec, breakpoints, filters, name", tag="sessions"
+        "GET",
+        SESSION + "/export",
+        "Session configuration: launch spec, breakpoints, filters, name",
+        tag="sessions",
+        owner_when=lambda a: bool(a.get("reveal_env")),
     )
     @abc.abstractmethod
     async def export(self, session_id: str, *, reveal_env: bool = False) -> SessionExport:
@@ -105,6 +116,7 @@ class SessionOperations(abc.ABC):
         tag="sessions",
         status=201,
         body="document",
+        access="create",
     )
     @abc.abstractmethod
     async def import_session(self, document: SessionDocument) -> SessionDetail:
@@ -117,14 +129,62 @@ class SessionOperations(abc.ABC):
         tag="sessions",
         status=201,
         named="CloneBody",
+        access="owner",
     )
     @abc.abstractmethod
     async def clone(self, session_id: str, *, name: Name | None = None, start: bool = False) -> SessionDetail:
         """A new session with the same launch and breakpoints; ``start`` runs it right away."""
 
+    @declare(
+        "POST",
+        SESSION + "/share",
+        "Share a session with credentials or roles: they may watch and drive it",
+        tag="sessions",
+        access="owner",
+        named="ShareBody",
+    )
+    @abc.abstractmethod
+    async def share(self, session_id: str, *, names: Sharees) -> SessionDetail:
+        """Let ``names`` (credential names, or ``role:<role>``) see and drive the session; only its owner and
+        admins still evaluate, set variables, send input or launch in it."""
+
+    @declare(
+        "POST",
+        SESSION + "/unshare",
+        "Withdraw a share: the names no longer see the session",
+        tag="sessions",
+        access="owner",
+        named="UnshareBody",
+    )
+    @abc.abstractmethod
+    async def unshare(self, session_id: str, *, names: Sharees) -> SessionDetail:
+        """Take ``names`` off the session's shares (names it was not shared with are ignored)."""
+
+    @declare(
+        "GET", "/audit", "The audit trail: who changed or evaluated what (admins only)", tag="sessions", access="admin"
+    )
+    @abc.abstractmethod
+    async def audit(
+        self,
+        *,
+        session_id: SessionIdFilter | None = None,
+        who: Sharee | None = None,
+        offset: Start = 0,
+        limit: Count = 100,
+    ) -> AuditPage:
+        """Every call that changed or evaluated something, newest first, with the credential that made it;
+        kept in the state store (every replica reads the same trail)."""
+
     # -- running the program -------------------------------------------------------------------------
 
-    @declare("POST", SESSION + "/launch", "Launch a script or module under debugpy", tag="sessions", body="spec")
+    @declare(
+        "POST",
+        SESSION + "/launch",
+        "Launch a script or module under debugpy",
+        tag="sessions",
+        body="spec",
+        access="owner",
+    )
     @abc.abstractmethod
     async def launch(self, session_id: str, spec: LaunchRequest) -> Status:
         """Start the program; answers as soon as it runs."""
@@ -135,6 +195,7 @@ class SessionOperations(abc.ABC):
         "Attach to a debugpy listening at host:port or in a pid",
         tag="sessions",
         body="spec",
+        access="owner",
     )
     @abc.abstractmethod
     async def attach(self, session_id: str, spec: AttachSpec) -> Status:
@@ -185,7 +246,13 @@ class SessionOperations(abc.ABC):
     ) -> Status:
         """Long-poll until paused or ended (the current stop when already paused); ``details`` as resume."""
 
-    @declare("POST", SESSION + "/restart", "Restart the program with the same launch and breakpoints", tag="sessions")
+    @declare(
+        "POST",
+        SESSION + "/restart",
+        "Restart the program with the same launch and breakpoints",
+        tag="sessions",
+        access="owner",
+    )
     @abc.abstractmethod
     async def restart(self, session_id: str) -> Status:
         """Run the program again with the same launch and breakpoints."""
@@ -206,6 +273,7 @@ class SessionOperations(abc.ABC):
         "Send an HTTP request to the program (a service): answers with its response or the stop it caused",
         tag="sessions",
         body="call",
+        access="owner",
     )
     @abc.abstractmethod
     async def request(self, session_id: str, call: HttpCall) -> Status:
@@ -254,6 +322,7 @@ class SessionOperations(abc.ABC):
         named="InputBody",
         wire={"text": "input"},
         aliases={"text": ("text", "data")},
+        access="owner",
     )
     @abc.abstractmethod
     async def send_input(self, session_id: str, text: InputText, newline: bool = False) -> InputSent:

@@ -1,0 +1,479 @@
+"""A relay a team shares: named credentials with roles, sessions with owners, shares, and fair limits,
+through real requests to a relay started with a credentials file."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from tests.conftest import Relay, error_of, line_of, ok, target, until
+from tests.redis_server import Cluster
+
+ALICE, BOB, VAL, ROOT, CAROL, DAVE = (
+    f"{who}-token-0123456789" for who in ("alice", "bob", "val", "root", "carol", "dave")
+)
+BASIC = target("basic.py")
+DEBUGRELAY = str(Path(sys.executable).parent / "debugrelay")
+
+CREDENTIALS = f"""
+[defaults]
+max_sessions = 5
+requests_per_minute = 6000
+
+[[credentials]]
+name = "alice"
+token = "{ALICE}"
+role = "agent"
+
+[[credentials]]
+name = "bob"
+token = "{BOB}"
+role = "agent"
+
+[[credentials]]
+name = "val"
+token = "{VAL}"
+role = "viewer"
+
+[[credentials]]
+name = "root"
+token = "{ROOT}"
+role = "admin"
+
+[[credentials]]
+name = "carol"
+token = "{CAROL}"
+role = "agent"
+requests_per_minute = 60
+
+[[credentials]]
+name = "dave"
+token = "{DAVE}"
+role = "agent"
+max_sessions = 1
+"""
+
+
+class Team:
+    def __init__(self, relay: Relay, file: Path) -> None:
+        self.relay, self.file = relay, file
+        self.clients: dict[str, httpx.Client] = {}
+
+    def __getitem__(self, token: str) -> httpx.Client:
+        if token not in self.clients:
+            self.clients[token] = httpx.Client(
+                base_url=self.relay.url, timeout=60, headers={"Authorization": f"Bearer {token}"}
+            )
+        return self.clients[token]
+
+    def close(self) -> None:
+        for client in self.clients.values():
+            client.close()
+
+
+@pytest.fixture(scope="module")
+def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Team]:
+    tmp = tmp_path_factory.mktemp("team")
+    file = tmp / "credentials.toml"
+    file.write_text(CREDENTIALS)
+    os.chmod(file, 0o600)
+    relay = Relay(
+        tmp,
+        env={"DEBUGRELAY_CREDENTIALS": str(file), "DEBUGRELAY_ALLOWED_ROOTS": str(tmp_path_factory.getbasetemp())},
+    )
+    t = Team(relay, file)
+    try:
+        yield t
+    finally:
+        for token in (ROOT,):
+            for s in ok(t[token].get("/sessions"))["sessions"]:
+                t[token].delete(f"/sessions/{s['session_id']}")
+        t.close()
+        relay.stop()
+
+
+def in_force(team: Team) -> dict[str, dict[str, Any]]:
+    """The credentials the relay accepts now, by name (as an admin reads them)."""
+    return {c["name"]: c for c in ok(team[ROOT].get("/credentials"))["credentials"]}
+
+
+def restore(team: Team, original: str) -> None:
+    team.file.write_text(original)
+    until(lambda: "bob" in in_force(team) and not in_force(team)["val"].get("expired"), "the original credentials")
+
+
+def create(client: httpx.Client, **body: Any) -> str:
+    sid: str = ok(client.post("/sessions", json=body), 201)["session_id"]
+    return sid
+
+
+def listed(client: httpx.Client) -> set[str]:
+    return {s["session_id"] for s in ok(client.get("/sessions"))["sessions"]}
+
+
+def test_with_credentials_every_request_needs_one_loopback_included(team: Team) -> None:
+    with httpx.Client(base_url=team.relay.url) as stranger:
+        error_of(stranger.get("/sessions"), 401, "unauthorized")
+        assert stranger.get("/livez").status_code == 200  # the probes stay open
+    error_of(team["not-a-known-token-at-all"].get("/sessions"), 401, "unauthorized")
+
+
+def test_an_agent_sees_and_drives_only_its_own_sessions(team: Team) -> None:
+    mine = create(team[ALICE], name="alice's")
+    assert ok(team[ALICE].get(f"/sessions/{mine}"))["created_by"] == "alice"
+    assert mine in listed(team[ALICE])
+    assert mine not in listed(team[BOB])
+    for response in (
+        team[BOB].get(f"/sessions/{mine}/status"),
+        team[BOB].post(f"/sessions/{mine}/breakpoints", json={"source": {"path": BASIC}, "line": 8}),
+        team[BOB].delete(f"/sessions/{mine}"),
+    ):
+        err = error_of(response, 403, "forbidden")
+        assert "alice" in err["message"] and err["details"]["owner"] == "alice"  # names the owner: no hidden 404
+    assert ok(team[ALICE].get(f"/sessions/{mine}/breakpoints"))["breakpoints"] == []  # nothing changed
+    assert mine in listed(team[ROOT])  # an admin sees every session
+
+
+def test_a_viewer_reads_every_session_and_changes_nothing(team: Team) -> None:
+    sid = create(team[ALICE])
+    ok(
+        team[ALICE].post(
+            f"/sessions/{sid}/breakpoints", json={"source": {"path": BASIC}, "line": line_of(BASIC, "add-body")}
+        )
+    )
+    ok(team[ALICE].post(f"/sessions/{sid}/launch", json={"script": BASIC}))
+    assert ok(team[ALICE].post(f"/sessions/{sid}/wait", json={"timeout": 30}))["status"] == "paused"
+
+    assert sid in listed(team[VAL])
+    assert ok(team[VAL].get(f"/sessions/{sid}/status"))["status"] == "paused"
+    frame = ok(team[VAL].get(f"/sessions/{sid}/stacktrace"))["frames"][0]
+    assert frame["line"] == line_of(BASIC, "add-body")
+    for response in (
+        team[VAL].post(f"/sessions/{sid}/evaluate", json={"expression": "a + b"}),
+        team[VAL].post(f"/sessions/{sid}/continue"),
+        team[VAL].post(f"/sessions/{sid}/breakpoints", json={"source": {"path": BASIC}, "line": 9}),
+        team[VAL].delete(f"/sessions/{sid}"),
+        team[VAL].post("/sessions", json={}),
+        team[VAL].get(f"/sessions/{sid}/ping"),  # a heartbeat keeps it alive: a change
+    ):
+        err = error_of(response, 403, "forbidden")
+        assert "viewer" in err["message"]
+    assert ok(team[ALICE].get(f"/sessions/{sid}/status"))["status"] == "paused"  # still where it was
+    assert len(ok(team[ALICE].get(f"/sessions/{sid}/breakpoints"))["breakpoints"]) == 1
+    team[ALICE].delete(f"/sessions/{sid}")
+
+
+def test_sharing_lets_another_agent_watch_and_drive_not_run_code_and_can_be_withdrawn(team: Team) -> None:
+    sid = create(team[ALICE])
+    add_body = line_of(BASIC, "add-body")
+    ok(team[ALICE].post(f"/sessions/{sid}/breakpoints", json={"source": {"path": BASIC}, "line": add_body}))
+    ok(team[ALICE].post(f"/sessions/{sid}/launch", json={"script": BASIC}))
+    assert ok(team[ALICE].post(f"/sessions/{sid}/wait", json={"timeout": 30}))["status"] == "paused"
+
+    shared = ok(team[ALICE].post(f"/sessions/{sid}/share", json={"names": ["bob"]}))
+    assert shared["shared_with"] == ["bob"]
+    assert sid in listed(team[BOB])
+    assert ok(team[BOB].get(f"/sessions/{sid}/stacktrace"))["frames"][0]["line"] == add_body
+    ok(team[BOB].post(f"/sessions/{sid}/step-over"))  # drives it
+    err = error_of(team[BOB].post(f"/sessions/{sid}/evaluate", json={"expression": "1 + 1"}), 403, "forbidden")
+    assert err["details"]["owner"] == "alice" and err["details"]["shared"] is True
+    error_of(team[BOB].post(f"/sessions/{sid}/share", json={"names": ["carol"]}), 403, "forbidden")
+    assert ok(team[ALICE].post(f"/sessions/{sid}/evaluate", json={"expression": "1 + 1"}))["result"] == "2"
+    assert ok(team[ROOT].post(f"/sessions/{sid}/evaluate", json={"expression": "2 + 2"}))["result"] == "4"
+
+    ok(team[ALICE].post(f"/sessions/{sid}/unshare", json={"names": ["bob"]}))
+    assert sid not in listed(team[BOB])
+    error_of(team[BOB].get(f"/sessions/{sid}/stacktrace"), 403, "forbidden")
+
+    ok(team[ALICE].post(f"/sessions/{sid}/share", json={"names": ["role:agent"]}))  # every agent
+    assert sid in listed(team[BOB]) and sid in listed(team[CAROL])
+    error_of(team[ALICE].post(f"/sessions/{sid}/share", json={"names": ["role:wizard"]}), 400)
+    team[ALICE].delete(f"/sessions/{sid}")
+
+
+def test_a_credentials_file_is_read_again_without_a_restart(team: Team) -> None:
+    sid = create(team[BOB])
+    original = team.file.read_text()
+    try:
+        # bob removed, a new viewer added, alice expired: each takes effect while the relay runs
+        edited = original.replace(f'name = "bob"\ntoken = "{BOB}"', 'name = "eve"\ntoken = "eve-token-0123456789"')
+        edited = edited.replace('name = "alice"\ntoken', 'name = "alice"\nexpires = 2001-01-01T00:00:00Z\ntoken')
+        team.file.write_text(edited)
+        until(lambda: "eve" in in_force(team), "the relay to read the file again")
+        assert in_force(team)["alice"].get("expired") and "bob" not in in_force(team)
+        error_of(team[BOB].get("/sessions"), 401, "unauthorized")
+        error_of(team[ALICE].get("/sessions"), 401, "unauthorized")
+        assert ok(team["eve-token-0123456789"].get("/sessions"))["total"] >= 0
+        assert sid in listed(team[ROOT])  # bob's session is kept: an admin can still end it
+
+        team.file.write_text("this is [not toml")  # a bad file keeps the last good set, and says why
+        said = "last good credentials stay in force"
+        problem = until(lambda: ok(team[ROOT].get("/credentials")).get("problem"), "the relay to say why")
+        assert said in problem and "not TOML" in problem and said in team.relay.log.read_text()
+        assert team["eve-token-0123456789"].get("/sessions").status_code == 200
+    finally:
+        restore(team, original)
+        team[ROOT].delete(f"/sessions/{sid}")
+
+
+def test_a_burst_from_one_credential_is_refused_while_another_is_served(team: Team) -> None:
+    refused = None
+    for _ in range(200):
+        response = team[CAROL].get("/sessions")
+        assert team[ALICE].get("/sessions").status_code == 200  # alice is served all along
+        if response.status_code == 429:
+            refused = response
+            break
+    assert refused is not None, "carol's burst was never limited"
+    err = error_of(refused, 429, "rate_limited")
+    assert err["details"]["limit"] == "requests_per_minute"
+    assert int(refused.headers["Retry-After"]) >= 1
+
+
+def test_a_credential_holds_at_most_its_sessions(team: Team) -> None:
+    first = create(team[DAVE])
+    err = error_of(team[DAVE].post("/sessions", json={}), 429, "too_many_sessions")
+    assert err["details"]["limit"] == "max_sessions" and err["details"]["caller"] == "dave"
+    assert create(team[ALICE])  # others still create theirs
+    team[DAVE].delete(f"/sessions/{first}")
+    assert create(team[DAVE])
+
+
+@asynccontextmanager
+async def mcp_agent(url: str, token: str) -> AsyncIterator[ClientSession]:
+    """The MCP SDK's own client at the relay's /mcp, with ``token``'s credential."""
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+    async with (
+        http,
+        streamable_http_client(f"{url}/mcp", http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+async def tool(session: ClientSession, name: str, **args: Any) -> tuple[bool, dict[str, Any]]:
+    result = await session.call_tool(name, args)
+    data: dict[str, Any] = json.loads(result.content[0].text)  # type: ignore[union-attr]
+    return bool(result.is_error), data
+
+
+def test_mcp_follows_the_same_rules(team: Team) -> None:
+    sid = create(team[ALICE])
+    add_body = line_of(BASIC, "add-body")
+    ok(team[ALICE].post(f"/sessions/{sid}/breakpoints", json={"source": {"path": BASIC}, "line": add_body}))
+    ok(team[ALICE].post(f"/sessions/{sid}/launch", json={"script": BASIC}))
+    assert ok(team[ALICE].post(f"/sessions/{sid}/wait", json={"timeout": 30}))["status"] == "paused"
+    bobs = create(team[BOB], name="bob's own")
+
+    async def run() -> None:
+        async with mcp_agent(team.relay.url, ALICE) as alice:
+            failed, data = await tool(alice, "debug_evaluate", expression="a + b", session_id=sid)
+            assert not failed and data["result"] == "3", data
+            failed, data = await tool(alice, "debug_status", session_id=bobs)
+            assert failed and data["error"]["code"] == "forbidden" and data["error"]["details"]["owner"] == "bob"
+        async with mcp_agent(team.relay.url, BOB) as bob:
+            failed, data = await tool(bob, "debug_status")  # the newest session bob may see: his own
+            assert not failed and data["session_id"] == bobs, data
+        async with mcp_agent(team.relay.url, VAL) as val:
+            failed, data = await tool(val, "debug_status", session_id=sid)
+            assert not failed and data["status"] == "paused"
+            failed, data = await tool(val, "debug_evaluate", expression="a + b", session_id=sid)
+            assert failed and data["error"]["code"] == "forbidden"
+            failed, data = await tool(val, "debug_continue", session_id=sid)
+            assert failed and data["error"]["code"] == "forbidden"
+
+    asyncio.run(run())
+    with httpx.Client(base_url=team.relay.url) as stranger:  # no credential: /mcp is closed too
+        error_of(stranger.post("/mcp", json={}), 401, "unauthorized")
+    assert ok(team[ALICE].get(f"/sessions/{sid}/status"))["status"] == "paused"
+    for each, owner in ((sid, ALICE), (bobs, BOB)):
+        team[owner].delete(f"/sessions/{each}")
+
+
+@contextmanager
+def signed_into_view(team: Team, token: str) -> Iterator[httpx.Client]:
+    """A person's browser session on the live view, signed in with ``token`` (the cookie carries on)."""
+    with httpx.Client(base_url=team.relay.url, timeout=60) as person:
+        assert person.post("/ui/login", json={"token": token}).status_code == 204
+        yield person
+
+
+def test_the_live_view_shows_each_credential_what_it_may_see(team: Team) -> None:
+    alices, bobs = create(team[ALICE], name="alice-view"), create(team[BOB], name="bob-view")
+    with signed_into_view(team, BOB) as bob, signed_into_view(team, VAL) as val:
+        page = bob.get("/ui").text
+        assert bobs in page and alices not in page
+        refused = bob.get(f"/ui/sessions/{alices}")
+        assert refused.status_code == 403 and "alice" in refused.text and "alice-view" not in refused.text
+        assert bob.get(f"/ui/sessions/{bobs}").status_code == 200
+        listed_for_viewer = val.get("/ui").text
+        assert alices in listed_for_viewer and bobs in listed_for_viewer
+        ok(team[ALICE].patch(f"/sessions/{alices}", json={"name": "alice-view-renamed"}))
+        page = val.get(f"/ui/sessions/{alices}")
+        assert page.status_code == 200 and "<td class=who>alice</td>" in page.text  # the trail names who
+        error_of(team[ALICE].post("/ui/login", json={"token": "nope-not-a-token"}), 401, "unauthorized")
+    for sid, owner in ((alices, ALICE), (bobs, BOB)):
+        team[owner].delete(f"/sessions/{sid}")
+
+
+def test_a_removed_credential_signs_its_view_out(team: Team) -> None:
+    original = team.file.read_text()
+    with signed_into_view(team, VAL) as val:
+        assert val.get("/ui").status_code == 200
+        try:
+            team.file.write_text(original.replace('role = "viewer"', 'role = "viewer"\nexpires = 2001-01-01'))
+            until(lambda: in_force(team)["val"].get("expired"), "the relay to read the file again")
+            assert val.get("/ui").status_code == 401  # asked to sign in again
+        finally:
+            restore(team, original)
+
+
+def test_the_audit_trail_names_who_did_what_on_every_replica_and_across_a_restart(cluster: Cluster) -> None:
+    file = cluster.tmp / "credentials.toml"
+    file.write_text(CREDENTIALS)
+    env = {"DEBUGRELAY_CREDENTIALS": str(file), "DEBUGRELAY_TOKEN": "the-operators-own-admin-token"}
+    first, second = cluster.relay(**env), cluster.relay(**env)
+
+    def as_(relay: Relay, token: str) -> httpx.Client:
+        return httpx.Client(base_url=relay.url, timeout=60, headers={"Authorization": f"Bearer {token}"})
+
+    with as_(first, ALICE) as alice, as_(second, ALICE) as alice_there, as_(second, BOB) as bob_there:
+        sid = create(alice, name="audited")
+        add_body = line_of(BASIC, "add-body")
+        ok(alice.post(f"/sessions/{sid}/breakpoints", json={"source": {"path": BASIC}, "line": add_body}))
+        ok(alice.post(f"/sessions/{sid}/launch", json={"script": BASIC, "env": {"API_KEY": "hunter2-secret"}}))
+        assert ok(alice.post(f"/sessions/{sid}/wait", json={"timeout": 30}))["status"] == "paused"
+        # through the other replica: forwarded to the session's owner, still as alice, and bob still refused
+        assert ok(alice_there.post(f"/sessions/{sid}/evaluate", json={"expression": "a + b"}))["result"] == "3"
+        err = error_of(bob_there.post(f"/sessions/{sid}/evaluate", json={"expression": "open('x')"}), 403, "forbidden")
+        assert err["details"]["owner"] == "alice"
+        ok(alice.get(f"/sessions/{sid}/stacktrace"))  # a read: not audited
+
+    def trail(relay: Relay) -> list[tuple[str | None, str, bool]]:
+        page = ok(relay.http.get("/audit", params={"session_id": sid}))
+        return [(e.get("who"), e["operation"], e.get("ok", True)) for e in reversed(page["entries"])]
+
+    expected = [
+        ("alice", "create_session", True),
+        ("alice", "add_breakpoints", True),
+        ("alice", "launch", True),
+        ("alice", "wait", True),
+        ("alice", "evaluate", True),
+        ("bob", "evaluate", False),
+    ]
+    assert trail(first) == trail(second) == expected
+    refused = ok(first.http.get("/audit", params={"who": "bob"}))["entries"][0]
+    assert refused["call"].startswith("POST /sessions/") and "forbidden" in refused["result"]
+    assert "hunter2" not in first.http.get("/audit").text
+    with as_(first, ALICE) as alice:
+        error_of(alice.get("/audit"), 403, "forbidden")  # admins only
+
+    for relay in (first, second):
+        relay.stop()
+    assert trail(cluster.relay(**env)) == expected  # kept in the store: a restarted relay reads it
+
+
+def test_the_cli_follows_the_same_rules(team: Team) -> None:
+    def cli(token: str, *args: str) -> tuple[int, Any]:
+        env = {**os.environ, "DEBUGRELAY_URL": team.relay.url, "DEBUGRELAY_TOKEN": token}
+        done = subprocess.run([DEBUGRELAY, *args], env=env, capture_output=True, text=True, timeout=120, check=False)
+        return done.returncode, json.loads(done.stdout if done.returncode == 0 else done.stderr)
+
+    code, made = cli(ALICE, "create", "--name", "from-the-cli")
+    sid = made["session_id"]
+    assert code == 0 and ok(team[ROOT].get(f"/sessions/{sid}"))["created_by"] == "alice"
+    code, refused = cli(BOB, "status", sid)
+    assert code != 0 and refused["error"]["code"] == "forbidden" and refused["error"]["details"]["owner"] == "alice"
+    code, shared = cli(ALICE, "share", sid, "bob")
+    assert code == 0 and shared == {"session_id": sid, "shared_with": ["bob"]}
+    code, status = cli(BOB, "status", sid)
+    assert code == 0 and status["status"] == "created"
+    code, refused = cli(VAL, "delete", sid)
+    assert code != 0 and refused["error"]["code"] == "forbidden"
+    code, withdrawn = cli(ALICE, "share", "--withdraw", sid, "bob")
+    assert code == 0 and withdrawn["shared_with"] == []
+    code, page = cli(ROOT, "audit", "--session", sid)
+    assert code == 0 and [(e["who"], e["operation"]) for e in page["entries"]][:3] == [
+        ("alice", "unshare"),
+        ("val", "delete_session"),
+        ("alice", "share"),
+    ]
+    code, refused = cli(ALICE, "audit")
+    assert code != 0 and refused["error"]["code"] == "forbidden"
+    team[ALICE].delete(f"/sessions/{sid}")
+
+
+def test_a_shared_agent_cannot_run_its_code_through_a_breakpoint_or_read_the_owners_secrets(team: Team) -> None:
+    sid = create(team[ALICE])
+    ok(team[ALICE].post(f"/sessions/{sid}/share", json={"names": ["bob"]}))
+    add_body = line_of(BASIC, "add-body")
+    plain = ok(team[BOB].post(f"/sessions/{sid}/breakpoints", json={"source": {"path": BASIC}, "line": add_body}))
+    assert plain  # a plain breakpoint is driving
+    for body in ({"condition": "__import__('os').system('id')"}, {"log_message": "{__import__('os').getcwd()}"}):
+        line = {"source": {"path": BASIC}, "line": add_body + 1, **body}
+        err = error_of(team[BOB].post(f"/sessions/{sid}/breakpoints", json=line), 403, "forbidden")
+        assert err["details"]["owner"] == "alice"
+    bp = ok(team[ALICE].get(f"/sessions/{sid}/breakpoints"))["breakpoints"][0]["breakpoint_id"]
+    patch = {"condition": "True"}
+    error_of(team[BOB].patch(f"/sessions/{sid}/breakpoints/{bp}", json=patch), 403, "forbidden")
+    ok(team[ALICE].patch(f"/sessions/{sid}/breakpoints/{bp}", json=patch))
+    assert ok(team[BOB].get(f"/sessions/{sid}/export"))  # the configuration, secrets masked
+    error_of(team[BOB].get(f"/sessions/{sid}/export", params={"reveal_env": "true"}), 403, "forbidden")
+
+    ok(team[ALICE].post(f"/sessions/{sid}/launch", json={"script": BASIC}))
+    assert ok(team[ALICE].post(f"/sessions/{sid}/wait", json={"timeout": 30}))["status"] == "paused"
+    snapshot = ok(team[ALICE].post(f"/sessions/{sid}/snapshots"), 201)
+    evidence = f"/evidence/{snapshot['snapshot_id']}"
+    assert ok(team[BOB].get(evidence))["lines"]  # shared: bob reads it
+    err = error_of(team[CAROL].get(evidence), 403, "forbidden")  # found by its id alone, still alice's
+    assert err["details"]["owner"] == "alice"
+    assert ok(team[VAL].get(evidence))["lines"]
+    team[ALICE].delete(f"/sessions/{sid}")
+
+
+def test_an_identity_from_a_trusted_proxy_is_honoured_only_from_its_address(tmp_path: Path) -> None:
+    file = tmp_path / "credentials.toml"
+    file.write_text(
+        CREDENTIALS
+        + """
+[proxy]
+header = "X-Auth-Request-User"
+trusted = ["127.0.0.1/32"]
+default_role = "viewer"
+
+[[credentials]]
+name = "pat@example.com"
+role = "agent"
+"""
+    )
+    relay = Relay(tmp_path, env={"DEBUGRELAY_CREDENTIALS": str(file)})
+    try:
+        as_pat = {"X-Auth-Request-User": "pat@example.com"}
+        with httpx.Client(base_url=relay.url, timeout=60) as proxy:
+            sid = ok(proxy.post("/sessions", json={}, headers=as_pat), 201)["session_id"]
+            assert ok(proxy.get(f"/sessions/{sid}", headers=as_pat))["created_by"] == "pat@example.com"
+            someone = {"X-Auth-Request-User": "someone.else@example.com"}  # not in the file: the default role
+            assert sid in {s["session_id"] for s in ok(proxy.get("/sessions", headers=someone))["sessions"]}
+            error_of(proxy.post("/sessions", json={}, headers=someone), 403, "forbidden")
+            error_of(proxy.get("/sessions", headers={"X-Auth-Request-User": "not a name!"}), 401, "unauthorized")
+            error_of(proxy.get("/sessions"), 401, "unauthorized")
+        elsewhere = httpx.HTTPTransport(local_address="127.0.0.2")  # not the proxy's address
+        with httpx.Client(base_url=relay.url, timeout=60, transport=elsewhere) as stranger:
+            error_of(stranger.get("/sessions", headers=as_pat), 401, "unauthorized")
+            assert ok(stranger.get("/sessions", headers={"Authorization": f"Bearer {ALICE}"}))["total"] == 0
+    finally:
+        relay.stop()
