@@ -157,7 +157,8 @@ def with_components(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, 
         overlay(
             tmp_path_factory.mktemp("all"),
             "namespace: debugrelay\nresources: [{deploy}/overlays/team]\n"
-            "components: [{deploy}/components/namespace, {deploy}/components/servicemonitor]\n",
+            "components: [{deploy}/components/namespace, {deploy}/components/servicemonitor,"
+            " {deploy}/components/credentials]\n",
         )
     )
 
@@ -300,7 +301,9 @@ def test_the_launch_settings_come_from_the_overlay_and_admit_the_readmes_example
     relay = relay_container(rendered)
     (source,) = relay["envFrom"]
     data = one(rendered, "ConfigMap", source["configMapRef"]["name"])["data"]
-    assert {"DEBUGRELAY_KUBERNETES_IMAGE", "DEBUGRELAY_ALLOWED_IMAGES", "DEBUGRELAY_LAUNCH_TIMEOUT"} <= set(data)
+    assert {"DEBUGRELAY_KUBERNETES_IMAGE", "DEBUGRELAY_ALLOWED_IMAGES", "DEBUGRELAY_KUBERNETES_START_TIMEOUT"} <= set(
+        data
+    )
     for name in list(os.environ):
         if name.startswith("DEBUGRELAY_"):
             monkeypatch.delenv(name)
@@ -308,7 +311,7 @@ def test_the_launch_settings_come_from_the_overlay_and_admit_the_readmes_example
         monkeypatch.setenv(name, value)
     settings = load_settings()
     # scheduling, a cold pull of a real image, init and start, or a node added by the autoscaler
-    assert settings.launch_timeout >= 120
+    assert settings.kubernetes_start_timeout >= 120
     policy = LaunchPolicy.from_settings(settings, pulled=True)  # as the Kubernetes launcher reads it
     assert policy.image(settings.kubernetes_image) == settings.kubernetes_image
     if relay_settings(rendered)["DEBUGRELAY_KUBERNETES_IMAGE"].startswith("registry.example.com/"):  # team
@@ -654,6 +657,24 @@ def test_the_servicemonitor_scrapes_metrics_with_the_relays_token(with_component
     for obj in with_components:
         if obj["kind"] != "ServiceMonitor":  # a prometheus-operator resource: no schema in kubernetes_validate
             kubernetes_validate.validate(obj, KUBERNETES_VERSION, strict=True)
+
+
+def test_a_team_relays_credentials_come_from_a_secret_mounted_as_a_folder(
+    with_components: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    """The credentials component: the Secret's `credentials.toml` where DEBUGRELAY_CREDENTIALS names it,
+    mounted as a folder (a Secret mounted as one file with subPath never sees an update)."""
+    deployment = one(with_components, "Deployment", "debugrelay")
+    spec = deployment["spec"]["template"]["spec"]
+    relay = spec["containers"][0]
+    named = {e["name"]: e.get("value") for e in relay["env"]}["DEBUGRELAY_CREDENTIALS"]
+    (mount,) = [m for m in relay["volumeMounts"] if m["name"] == "credentials"]
+    assert mount["readOnly"] is True and "subPath" not in mount
+    assert named == f"{mount['mountPath']}/credentials.toml"
+    (volume,) = [v for v in spec["volumes"] if v["name"] == "credentials"]
+    assert volume["secret"]["secretName"] == "debugrelay-credentials"
+    assert volume["secret"]["defaultMode"] & 0o007 == 0  # nobody but the relay's user and group
+    assert "debugrelay-credentials" in readme_kubernetes() or "debugrelay-credentials" in README
 
 
 # -- the overlays -----------------------------------------------------------------------------------------
