@@ -167,6 +167,10 @@ def test_a_target_pod_runs_its_containers_from_its_spec_through_docker(
     ok(api.post(f"/sessions/{sid}/continue"))
     final = sessions.wait(sid, timeout=120)
     assert final["status"] == "terminated" and final["exit_code"] == 3, final
+    # /metrics of a relay launching into the (fake) cluster: the launch and its first stop, by launcher
+    metrics = api.get("/metrics").text
+    assert 'debugrelay_launches_total{launcher="kubernetes",outcome="started"} 1.0' in metrics, metrics
+    assert 'debugrelay_launch_to_first_stop_seconds_count{launcher="kubernetes"} 1.0' in metrics, metrics
 
     # what the program saw of its container, as it printed it
     said = output_text(api, sid)
