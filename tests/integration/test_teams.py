@@ -477,3 +477,23 @@ role = "agent"
             assert ok(stranger.get("/sessions", headers={"Authorization": f"Bearer {ALICE}"}))["total"] == 0
     finally:
         relay.stop()
+
+
+def test_a_session_is_handed_over_knowingly_and_its_new_owner_runs_code_in_it(team: Team) -> None:
+    sid = create(team[ALICE], name="to be taken over")
+    add_body = line_of(BASIC, "add-body")
+    ok(team[ALICE].post(f"/sessions/{sid}/breakpoints", json={"source": {"path": BASIC}, "line": add_body}))
+    ok(team[ALICE].post(f"/sessions/{sid}/launch", json={"script": BASIC}))
+    assert ok(team[ALICE].post(f"/sessions/{sid}/wait", json={"timeout": 30}))["status"] == "paused"
+    error_of(team[BOB].post(f"/sessions/{sid}/hand-over", json={"to": "bob"}), 403, "forbidden")  # not his to take
+
+    given = ok(team[ALICE].post(f"/sessions/{sid}/hand-over", json={"to": "bob"}))
+    assert given["created_by"] == "bob" and given["shared_with"] == ["alice"]
+    assert ok(team[BOB].post(f"/sessions/{sid}/evaluate", json={"expression": "a + b"}))["result"] == "3"
+    ok(team[ALICE].get(f"/sessions/{sid}/stacktrace"))  # the former owner still watches
+    error_of(team[ALICE].post(f"/sessions/{sid}/evaluate", json={"expression": "1"}), 403, "forbidden")
+    error_of(team[ALICE].post(f"/sessions/{sid}/hand-over", json={"to": "not a name"}), 400)
+    trail = ok(team[ROOT].get("/audit", params={"session_id": sid}))["entries"]
+    assert [(e["who"], e["operation"]) for e in trail[:2]] == [("alice", "evaluate"), ("bob", "evaluate")]
+    assert ("alice", "hand_over") in [(e["who"], e["operation"]) for e in trail]
+    team[BOB].delete(f"/sessions/{sid}")

@@ -30,6 +30,7 @@ MAX_IMAGE = 512  # characters of an image reference
 
 Name = Annotated[str, msgspec.Meta(max_length=MAX_NAME)]
 SessionIdFilter = Annotated[str, msgspec.Meta(max_length=64)]
+CredentialName = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")]
 MAX_SHARES = 50  # names and roles a session is shared with
 # a credential's name, or every credential of a role
 Sharee = Annotated[str, msgspec.Meta(pattern=r"^(role:(admin|agent|viewer)|[A-Za-z0-9][A-Za-z0-9_.@-]{0,63})$")]

@@ -119,6 +119,17 @@ class RelayService(RunningOps, BreakpointOps, InspectionOps, EvidenceOps, TraceO
         self.manager.feed.bump(session_id)
         return self._detail(session)
 
+    async def hand_over(self, session_id: str, *, to: str) -> SessionDetail:
+        session = self._get(session_id)
+        record = session.record
+        former = record.created_by
+        record.created_by = to
+        shares = [n for n in record.shared_with if n != to]
+        record.shared_with = shares if former is None or former in shares else [*shares, former]
+        await session.save()
+        self.manager.feed.bump(session_id)
+        return self._detail(session)
+
     async def unshare(self, session_id: str, *, names: list[str]) -> SessionDetail:
         session = self._get(session_id)
         session.record.shared_with = [n for n in session.record.shared_with if n not in names]

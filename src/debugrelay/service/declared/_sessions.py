@@ -23,6 +23,7 @@ from debugrelay.models import (
 )
 from debugrelay.models.limits import (
     Count,
+    CredentialName,
     Details,
     InputText,
     Name,
@@ -159,6 +160,19 @@ class SessionOperations(abc.ABC):
     @abc.abstractmethod
     async def unshare(self, session_id: str, *, names: Sharees) -> SessionDetail:
         """Take ``names`` off the session's shares (names it was not shared with are ignored)."""
+
+    @declare(
+        "POST",
+        SESSION + "/hand-over",
+        "Give a session to another credential: it becomes the owner (owner or admin)",
+        tag="sessions",
+        access="owner",
+        named="HandOverBody",
+    )
+    @abc.abstractmethod
+    async def hand_over(self, session_id: str, *, to: CredentialName) -> SessionDetail:
+        """Make ``to`` the session's owner (a person taking over an agent's session, knowingly: the audit
+        trail keeps who gave it to whom); the former owner keeps it shared with them, to watch and drive."""
 
     @declare(
         "GET", "/audit", "The audit trail: who changed or evaluated what (admins only)", tag="sessions", access="admin"
