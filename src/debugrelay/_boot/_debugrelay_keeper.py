@@ -1393,7 +1393,9 @@ class Keeper(object):
 
     def upstream_lost(self):
         """debugpy let go (the debuggee ends, or a relay sent disconnect): start over with a fresh connection."""
-        alive = self.exit_code is None and self.child is not None and self.child.poll() is None
+        # only the reaper thread waits for the debuggee: poll() here could reap it first, and its end would
+        # never be told (a program killed with its adapter, the two ends racing)
+        alive = self.exit_code is None and self.child is not None and self.child.returncode is None
         if alive and self.dropped_early():
             return
         if alive:

@@ -204,16 +204,15 @@ class WriteBehind(StateStore):
             _note("profile")
 
     async def append_audit(self, entries: list[bytes], keep: int) -> None:
+        # kept like the rest, but not the caller's change: an answer is not marked unpersisted for it
         self._audit_keep = keep
         if self._audit:  # older entries wait: keep the order
             self._audit = [*self._audit, *entries][-keep:]
-            _note("audit")
             return
         try:
             await self.inner.append_audit(entries, keep)
         except StoreUnavailable:
             self._audit = entries[-keep:]
-            _note("audit")
 
     async def read_audit(self) -> list[bytes]:
         return [*reversed(self._audit), *await self.inner.read_audit()]
