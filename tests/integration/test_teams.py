@@ -98,11 +98,12 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Team]:
     try:
         yield t
     finally:
-        for token in (ROOT,):
-            for s in ok(t[token].get("/sessions"))["sessions"]:
-                t[token].delete(f"/sessions/{s['session_id']}")
-        t.close()
-        relay.stop()
+        try:
+            for s in ok(t[ROOT].get("/sessions"))["sessions"]:  # what a failed test left
+                t[ROOT].delete(f"/sessions/{s['session_id']}")
+        finally:
+            t.close()
+            relay.stop()  # ends its targets and its warm pool
 
 
 def in_force(team: Team) -> dict[str, dict[str, Any]]:
