@@ -121,6 +121,16 @@ def create(client: httpx.Client, **body: Any) -> str:
     return sid
 
 
+def paused_at_add(client: httpx.Client, **body: Any) -> str:
+    """A session of ``client``'s credential, its program paused at basic.py's ``add-body`` line."""
+    sid = create(client, **body)
+    line = {"source": {"path": BASIC}, "line": line_of(BASIC, "add-body")}
+    ok(client.post(f"/sessions/{sid}/breakpoints", json=line))
+    ok(client.post(f"/sessions/{sid}/launch", json={"script": BASIC}))
+    assert ok(client.post(f"/sessions/{sid}/wait", json={"timeout": 30}))["status"] == "paused"
+    return sid
+
+
 def listed(client: httpx.Client) -> set[str]:
     return {s["session_id"] for s in ok(client.get("/sessions"))["sessions"]}
 
@@ -149,14 +159,7 @@ def test_an_agent_sees_and_drives_only_its_own_sessions(team: Team) -> None:
 
 
 def test_a_viewer_reads_every_session_and_changes_nothing(team: Team) -> None:
-    sid = create(team[ALICE])
-    ok(
-        team[ALICE].post(
-            f"/sessions/{sid}/breakpoints", json={"source": {"path": BASIC}, "line": line_of(BASIC, "add-body")}
-        )
-    )
-    ok(team[ALICE].post(f"/sessions/{sid}/launch", json={"script": BASIC}))
-    assert ok(team[ALICE].post(f"/sessions/{sid}/wait", json={"timeout": 30}))["status"] == "paused"
+    sid = paused_at_add(team[ALICE])
 
     assert sid in listed(team[VAL])
     assert ok(team[VAL].get(f"/sessions/{sid}/status"))["status"] == "paused"
@@ -178,11 +181,8 @@ def test_a_viewer_reads_every_session_and_changes_nothing(team: Team) -> None:
 
 
 def test_sharing_lets_another_agent_watch_and_drive_not_run_code_and_can_be_withdrawn(team: Team) -> None:
-    sid = create(team[ALICE])
+    sid = paused_at_add(team[ALICE])
     add_body = line_of(BASIC, "add-body")
-    ok(team[ALICE].post(f"/sessions/{sid}/breakpoints", json={"source": {"path": BASIC}, "line": add_body}))
-    ok(team[ALICE].post(f"/sessions/{sid}/launch", json={"script": BASIC}))
-    assert ok(team[ALICE].post(f"/sessions/{sid}/wait", json={"timeout": 30}))["status"] == "paused"
 
     shared = ok(team[ALICE].post(f"/sessions/{sid}/share", json={"names": ["bob"]}))
     assert shared["shared_with"] == ["bob"]
@@ -273,11 +273,7 @@ async def tool(session: ClientSession, name: str, **args: Any) -> tuple[bool, di
 
 
 def test_mcp_follows_the_same_rules(team: Team) -> None:
-    sid = create(team[ALICE])
-    add_body = line_of(BASIC, "add-body")
-    ok(team[ALICE].post(f"/sessions/{sid}/breakpoints", json={"source": {"path": BASIC}, "line": add_body}))
-    ok(team[ALICE].post(f"/sessions/{sid}/launch", json={"script": BASIC}))
-    assert ok(team[ALICE].post(f"/sessions/{sid}/wait", json={"timeout": 30}))["status"] == "paused"
+    sid = paused_at_add(team[ALICE])
     bobs = create(team[BOB], name="bob's own")
 
     async def run() -> None:
@@ -481,11 +477,7 @@ role = "agent"
 
 
 def test_a_session_is_handed_over_knowingly_and_its_new_owner_runs_code_in_it(team: Team) -> None:
-    sid = create(team[ALICE], name="to be taken over")
-    add_body = line_of(BASIC, "add-body")
-    ok(team[ALICE].post(f"/sessions/{sid}/breakpoints", json={"source": {"path": BASIC}, "line": add_body}))
-    ok(team[ALICE].post(f"/sessions/{sid}/launch", json={"script": BASIC}))
-    assert ok(team[ALICE].post(f"/sessions/{sid}/wait", json={"timeout": 30}))["status"] == "paused"
+    sid = paused_at_add(team[ALICE], name="to be taken over")
     error_of(team[BOB].post(f"/sessions/{sid}/hand-over", json={"to": "bob"}), 403, "forbidden")  # not his to take
 
     given = ok(team[ALICE].post(f"/sessions/{sid}/hand-over", json={"to": "bob"}))
