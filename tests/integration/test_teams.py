@@ -490,3 +490,18 @@ def test_a_session_is_handed_over_knowingly_and_its_new_owner_runs_code_in_it(te
     assert [(e["who"], e["operation"]) for e in trail[:2]] == [("alice", "evaluate"), ("bob", "evaluate")]
     assert ("alice", "hand_over") in [(e["who"], e["operation"]) for e in trail]
     team[BOB].delete(f"/sessions/{sid}")
+
+
+def test_a_credentials_file_that_cannot_be_used_stops_the_relay_at_start_saying_why(tmp_path: Path) -> None:
+    file = tmp_path / "credentials.toml"
+    for text, why in (
+        ("[[credentials]]\nname = 'x'\nrole = 'agent'\n", "give token or token_sha256"),
+        (CREDENTIALS.replace('role = "viewer"', 'role = "wizard"'), "role must be one of admin, agent, viewer"),
+        ("not [toml", "not TOML"),
+    ):
+        file.write_text(text)
+        env = {**os.environ, "DEBUGRELAY_CREDENTIALS": str(file), "DEBUGRELAY_STATE_DIR": str(tmp_path / "s")}
+        done = subprocess.run(
+            [DEBUGRELAY, "serve", "--port", "9"], env=env, capture_output=True, text=True, timeout=60, check=False
+        )
+        assert done.returncode != 0 and why in done.stderr and "Traceback" not in done.stderr, done.stderr

@@ -53,6 +53,21 @@ def check_redaction(settings: Settings) -> None:
         raise SystemExit(f"debugrelay: {exc}") from None
 
 
+def check_credentials(settings: Settings) -> None:
+    """A credentials file that cannot be read or used stops the relay at start, saying why (later, a bad
+    edit keeps the last good one)."""
+    if not settings.credentials:
+        return
+    from pathlib import Path
+
+    from debugrelay.access import CredentialFile, CredentialsInvalid
+
+    try:
+        CredentialFile(Path(settings.credentials))
+    except CredentialsInvalid as exc:
+        raise SystemExit(f"debugrelay: DEBUGRELAY_CREDENTIALS: {exc.message}") from None
+
+
 def check_keys(settings: Settings) -> None:
     """A key file that cannot be made or read stops the relay at start, saying why (see debugrelay.trust)."""
     from debugrelay.trust import KeyFileError, RelayKeys
@@ -79,6 +94,7 @@ def serve(args: argparse.Namespace) -> int:
 
     settings = load_settings(host=args.host, port=args.port, redis_url=args.redis_url)
     check_redaction(settings)
+    check_credentials(settings)
     check_keys(settings)
     warning = check_bind(settings)
     configure_logging(settings.log_format)
