@@ -505,3 +505,14 @@ def test_a_credentials_file_that_cannot_be_used_stops_the_relay_at_start_saying_
             [DEBUGRELAY, "serve", "--port", "9"], env=env, capture_output=True, text=True, timeout=60, check=False
         )
         assert done.returncode != 0 and why in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_a_credentials_file_alone_guards_a_relay_that_listens_beyond_loopback(tmp_path: Path) -> None:
+    file = tmp_path / "credentials.toml"
+    file.write_text(CREDENTIALS)
+    relay = Relay(tmp_path, env={"DEBUGRELAY_CREDENTIALS": str(file)}, args=["--host", "0.0.0.0"])
+    try:
+        error_of(relay.http.get("/sessions"), 401, "unauthorized")
+        assert relay.http.get("/sessions", headers={"Authorization": f"Bearer {VAL}"}).status_code == 200
+    finally:
+        relay.stop()

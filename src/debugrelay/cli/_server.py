@@ -27,14 +27,14 @@ def is_loopback(host: str) -> bool:
 
 
 def check_bind(settings: Settings) -> str | None:
-    """Refuse a non-loopback bind without a token; return the warning to print, if any."""
+    """Refuse a non-loopback bind without a token or credentials; return the warning to print, if any."""
     if is_loopback(settings.host):
         return None
-    if not settings.token:
+    if not settings.token and not settings.credentials:
         raise SystemExit(
             f"debugrelay: refusing to listen on {settings.host} without an API token.\n"
             "Anyone who reaches this port could run code in your debug targets. Set DEBUGRELAY_TOKEN\n"
-            "(clients send 'Authorization: Bearer <token>'), or bind to 127.0.0.1."
+            "(clients send 'Authorization: Bearer <token>'), or DEBUGRELAY_CREDENTIALS, or bind to 127.0.0.1."
         )
     return (
         f"WARNING: debugrelay listens on {settings.host}, not only on this machine. Every request "
