@@ -432,7 +432,8 @@ def test_a_deadlock_on_rlocks_taken_with_acquire_is_named_by_their_owners(
 ) -> None:
     rlocks = target("ev_rlock.py")
     sid = running(api, sessions, rlocks)
-    deadlock = named(analyze(api, sid, take=1))["deadlock"]
+    # 'started' is said as the threads start: a snapshot may come before both block, so look again
+    deadlock = until(lambda: named(analyze(api, sid, take=1)).get("deadlock"), "the deadlock named")
     cycle = {t["thread"]: t for t in deadlock["evidence"]["threads"]}
     assert cycle["writer"]["waits_for"] == "second" and cycle["writer"]["holds"] == ["first"]
     assert cycle["reader"]["waits_for"] == "first" and cycle["reader"]["holds"] == ["second"]
