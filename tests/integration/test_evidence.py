@@ -104,7 +104,8 @@ def test_bounds_cut_values_and_say_so(api: httpx.Client, sessions: Sessions) -> 
 
 def test_a_thread_pool_all_blocked_on_one_queue_is_named_starvation(api: httpx.Client, sessions: Sessions) -> None:
     sid = running(api, sessions, POOL)
-    found = named(analyze(api, sid, take=1))
+    # 'started' is said as the workers start: a snapshot may come before all four wait, so look again
+    found = until(lambda: (f := named(analyze(api, sid, take=1))).get("starvation") and f, "the starvation named")
     starved = found["starvation"]
     assert sorted(starved["evidence"]["blocked_workers"]) == [f"worker-{n}" for n in range(4)]
     assert starved["evidence"]["waiting_on"] == "queue"
