@@ -46,20 +46,20 @@ def fake_kubernetes(tmp_path: Path) -> Iterator[FakeKubernetes]:
     fake.stop()
 
 
+def relay_env(fake: FakeKubernetes) -> dict[str, str]:
+    """A relay's settings to launch into the fake cluster."""
+    return {
+        "KUBECONFIG": str(fake.kubeconfig),
+        "DEBUGRELAY_LAUNCHERS": "kubernetes",
+        "DEBUGRELAY_KUBERNETES_NAMESPACE": NAMESPACE,
+        "DEBUGRELAY_KUBERNETES_PORT": str(free_port()),
+        "DEBUGRELAY_KUBERNETES_BOOT_IMAGE": "debugrelay/relay:test",
+        "DEBUGRELAY_ALLOWED_IMAGES": "example/app:*",
+    }
+
+
 def start_relay(tmp: Path, fake: FakeKubernetes, **extra: str) -> Relay:
-    return Relay(
-        tmp,
-        env={
-            "KUBECONFIG": str(fake.kubeconfig),
-            "DEBUGRELAY_LAUNCHERS": "kubernetes",
-            "DEBUGRELAY_KUBERNETES_NAMESPACE": NAMESPACE,
-            "DEBUGRELAY_KUBERNETES_PORT": str(free_port()),
-            "DEBUGRELAY_KUBERNETES_BOOT_IMAGE": "debugrelay/relay:test",
-            "DEBUGRELAY_INSTANCE_ID": INSTANCE,
-            "DEBUGRELAY_ALLOWED_IMAGES": "example/app:*",
-            **extra,
-        },
-    )
+    return Relay(tmp, env={**relay_env(fake), "DEBUGRELAY_INSTANCE_ID": INSTANCE, **extra})
 
 
 @pytest.fixture
@@ -516,14 +516,7 @@ def test_a_pod_evicted_while_no_relay_was_attached_is_told_with_the_reason(
 ) -> None:
     """The relay is gone (a durable store keeps the session) while the node's kubelet evicts the pod: the
     next relay reads the session as ended, and its output says why."""
-    env = {
-        "KUBECONFIG": str(fake_kubernetes.kubeconfig),
-        "DEBUGRELAY_LAUNCHERS": "kubernetes",
-        "DEBUGRELAY_KUBERNETES_NAMESPACE": NAMESPACE,
-        "DEBUGRELAY_KUBERNETES_PORT": str(free_port()),
-        "DEBUGRELAY_KUBERNETES_BOOT_IMAGE": "debugrelay/relay:test",
-        "DEBUGRELAY_ALLOWED_IMAGES": "example/app:*",
-    }
+    env = relay_env(fake_kubernetes)
     first = cluster.relay(**env)
     _, sid, pod = paused_in_a_pod(first, fake_kubernetes, image_app)
     first.proc.kill()

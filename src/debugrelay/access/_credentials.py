@@ -14,6 +14,7 @@ read again when it changes; a file that no longer parses keeps the last good set
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import hmac
 import ipaddress
@@ -92,8 +93,9 @@ class CredentialSet:
     proxy: ProxyRule | None = None
     proxied: Mapping[str, Credential] = field(default_factory=dict)  # those without a token, by name
 
-    @property
+    @functools.cached_property
     def names(self) -> dict[str, Credential]:
+        """Every credential by name (a set is made once per reading of the file: this is asked per request)."""
         return {**self.proxied, **{c.name: c for c in self.by_digest.values()}}
 
     def identified(self, identity: str, now: float) -> Credential | None:

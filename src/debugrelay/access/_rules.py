@@ -20,7 +20,6 @@ from debugrelay.errors import Forbidden
 from ._caller import Caller
 
 Access = Literal["read", "drive", "owner", "create", "admin"]
-ACCESSES: tuple[Access, ...] = ("read", "drive", "owner", "create", "admin")
 ROLE_PREFIX = "role:"  # a share naming every credential of a role: ``role:viewer``
 
 
