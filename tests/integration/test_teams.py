@@ -498,6 +498,7 @@ def test_a_credentials_file_that_cannot_be_used_stops_the_relay_at_start_saying_
         ("[[credentials]]\nname = 'x'\nrole = 'agent'\n", "give token or token_sha256"),
         (CREDENTIALS.replace('role = "viewer"', 'role = "wizard"'), "role must be one of admin, agent, viewer"),
         ("not [toml", "not TOML"),
+        ("#" * (1024 * 1024 + 1), "larger than 1024 KiB"),
     ):
         file.write_text(text)
         env = {**os.environ, "DEBUGRELAY_CREDENTIALS": str(file), "DEBUGRELAY_STATE_DIR": str(tmp_path / "s")}

@@ -37,6 +37,7 @@ MIN_TOKEN = 16  # characters: shorter ones are guessable
 log = logging.getLogger(__name__)
 DEFAULT_MAX_SESSIONS = 20
 DEFAULT_REQUESTS_PER_MINUTE = 1200
+MAX_FILE_BYTES = 1024 * 1024  # a credentials file's size at most
 CHECK_EVERY = 1.0  # seconds between looks at the file's identity (a stat), at most
 _KEYS = {"name", "token", "token_sha256", "role", "expires", "max_sessions", "requests_per_minute"}
 _DEFAULT_KEYS = {"max_sessions", "requests_per_minute"}
@@ -254,10 +255,18 @@ class CredentialFile:
         self._seen = self._identity()
 
     def _read(self) -> str:
+        """The file's text, read on the event loop when it changed: bounded, so parsing it is quick."""
         try:
-            return self.path.read_text(encoding="utf-8")
+            with self.path.open("rb") as fh:
+                data = fh.read(MAX_FILE_BYTES + 1)
         except OSError as exc:
             raise CredentialsInvalid(f"cannot read {self.path}: {exc.strerror}") from exc
+        if len(data) > MAX_FILE_BYTES:
+            raise CredentialsInvalid(f"{self.path} is larger than {MAX_FILE_BYTES // 1024} KiB")
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise CredentialsInvalid(f"{self.path} is not UTF-8 text") from exc
 
     def _identity(self) -> tuple[int, int, int, int] | None:
         try:

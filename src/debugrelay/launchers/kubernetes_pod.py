@@ -28,6 +28,7 @@ from .container import (
 from .policy import LaunchPolicy, memory_bytes
 
 CONTAINER = "target"
+REASON_CHARS = 400  # of a cluster's message on why it ended a pod, shown in the session's status
 # the init container: copy debugpy and the hooks out of the relay's image into the shared emptyDir
 BOOT_COPY = "import sys; from debugrelay.launchers.boot import copy_boot; copy_boot(sys.argv[1])"
 PULL_FAILURES = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"})
@@ -112,7 +113,8 @@ def end_reason(pod: dict[str, Any]) -> str | None:
     name = pod["metadata"]["name"]
     status = pod.get("status") or {}
     if status.get("reason") in ("Evicted", "NodeLost", "Preempting", "Shutdown", "Terminated"):
-        return f"pod {name}: {status['reason']}: {str(status.get('message') or '').strip()}".rstrip(": ")
+        said = str(status.get("message") or "").strip()[:REASON_CHARS]  # the cluster's words, bounded
+        return f"pod {name}: {status['reason']}: {said}".rstrip(": ")
     disruption = _condition(pod, "DisruptionTarget")
     if disruption.get("status") == "True":
         said = DISRUPTIONS.get(str(disruption.get("reason")), str(disruption.get("reason") or "disrupted"))
