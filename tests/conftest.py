@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -14,14 +15,24 @@ from typing import Any
 import httpx
 import pytest
 
+from debugrelay.launchers.local import free_port as local_free_port
+
 TARGETS = Path(__file__).parent / "targets"
 
 
 def free_port() -> int:
+    """A loopback port free now and outside the kernel's ephemeral range: a port from bind(0) can be handed
+    meanwhile to any process's outgoing connection or listener (a debugpy in another worker binds some)."""
+    return local_free_port()
+
+
+@contextlib.contextmanager
+def refused_port() -> Iterator[int]:
+    """A loopback port bound but never listened on while the block runs: a connection to it is refused,
+    and no other process can start listening on it meanwhile."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+        yield sock.getsockname()[1]
 
 
 class Relay:

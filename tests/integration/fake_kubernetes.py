@@ -57,19 +57,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from debugrelay.launchers.local import free_port
+
 TOKEN = "fake-kubernetes-token"  # the relay's ServiceAccount: its Role's rights only
 ADMIN_TOKEN = "fake-kubernetes-admin"  # a cluster administrator (kubectl drain): every right
 INNER = "127.0.0.1:5679"  # the pod-private loopback port debugpy listens on behind the keeper
 HISTORY = 1000  # events kept for watches that resume (an API server keeps its watch cache's worth)
 DEFAULT_GRACE = 30  # terminationGracePeriodSeconds when a pod names none
 RELAY_OVERLAY = "team"  # the overlay whose Role the relay's ServiceAccount is bound to
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def restricted_violations(pod: dict[str, Any]) -> list[str]:

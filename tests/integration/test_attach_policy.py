@@ -16,7 +16,7 @@ import httpx
 import psutil
 import pytest
 
-from tests.conftest import Relay, Sessions, error_of, free_port, line_of, ok, target, until
+from tests.conftest import Relay, Sessions, error_of, free_port, line_of, ok, refused_port, target, until
 from tests.redis_server import Cluster
 
 pytestmark = pytest.mark.integration
@@ -85,10 +85,10 @@ def test_an_attach_waits_for_a_debugpy_that_starts_listening_a_few_seconds_later
 
 def test_an_attach_where_no_debugpy_ever_listens_says_so(api: httpx.Client) -> None:
     before = session_ids(api)
-    port = free_port()
-    error = error_of(
-        api.post("/sessions", json={"mode": "attach", "host": "127.0.0.1", "port": port}), 400, "launch_failed"
-    )
+    with refused_port() as port:
+        error = error_of(
+            api.post("/sessions", json={"mode": "attach", "host": "127.0.0.1", "port": port}), 400, "launch_failed"
+        )
     # the keeper's own words (not a timeout of the relay's, nor a closed connection)
     assert f"cannot reach debugpy at 127.0.0.1:{port}" in error["message"], error
     assert session_ids(api) == before

@@ -14,7 +14,7 @@ import psutil
 import pytest
 
 from debugrelay.dap import DapClient
-from tests.conftest import Relay, free_port, line_of, ok, target
+from tests.conftest import Relay, free_port, line_of, ok, refused_port, target
 from tests.redis_server import Cluster, poll
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -277,10 +277,10 @@ def test_attach_sessions_are_held_by_a_keeper_where_the_relay_keeps_local_proces
 def test_an_attach_to_a_port_nothing_listens_on_fails_clearly_and_leaves_no_keeper(
     api: httpx.Client, relay: Relay
 ) -> None:
-    port = free_port()
     sid: str = ok(api.post("/sessions", json={}), 201)["session_id"]
     try:
-        response = api.post(f"/sessions/{sid}/attach", json={"port": port})
+        with refused_port() as port:
+            response = api.post(f"/sessions/{sid}/attach", json={"port": port})
         assert response.status_code == 400, response.text
         error = response.json()["error"]
         assert error["code"] == "launch_failed" and f"cannot reach debugpy at 127.0.0.1:{port}" in error["message"]

@@ -15,7 +15,7 @@ import httpx
 import psutil
 import pytest
 
-from tests.conftest import Relay, Sessions, error_of, free_port, line_of, ok, target, until
+from tests.conftest import Relay, Sessions, error_of, free_port, line_of, ok, refused_port, target, until
 from tests.redis_server import Cluster, poll
 
 pytestmark = pytest.mark.integration
@@ -114,7 +114,8 @@ def test_a_second_request_while_the_first_is_paused_stops_in_its_turn(api: httpx
 
 def test_a_request_to_a_port_nothing_listens_on_is_a_clear_error(api: httpx.Client, sessions: Sessions) -> None:
     sid, _ = serve(api, sessions, marker=None)
-    err = error_of(api.post(f"/sessions/{sid}/request", json={"path": "/", "port": free_port(), "timeout": 1}), 409)
+    with refused_port() as port:
+        err = error_of(api.post(f"/sessions/{sid}/request", json={"path": "/", "port": port, "timeout": 1}), 409)
     assert err["code"] == "service_unreachable" and "nothing answered on port" in err["message"] and err["hint"]
     assert ok(api.get(f"/sessions/{sid}/status"))["status"] == "running"
 
@@ -130,7 +131,8 @@ def test_a_request_needs_a_running_program_and_a_valid_call(api: httpx.Client, s
 
 def test_a_launch_that_never_listens_says_so(api: httpx.Client, sessions: Sessions) -> None:
     sid = sessions.create()
-    launched = sessions.launch(sid, target("basic.py"), ready={"port": free_port(), "timeout": 30})
+    with refused_port() as port:
+        launched = sessions.launch(sid, target("basic.py"), ready={"port": port, "timeout": 30})
     assert launched["ready"] == "ended"  # the program ran to its end without listening
 
 
