@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 from collections.abc import AsyncIterator
 
 import msgspec
@@ -14,6 +13,7 @@ import pytest
 
 from debugrelay.models import HttpCall, LaunchRequest
 from debugrelay.service import DebugService
+from tests.conftest import refused_port
 
 from .conftest import ADD, BASIC, CRASH, CRASH_MESSAGE, LOOP, RAISE, crash_steps, paused_at, refusal
 from .fake_debugpy import Program, Step
@@ -236,10 +236,8 @@ async def test_a_request_to_the_programs_service_is_answered_and_kept(
 
 async def test_a_request_nothing_answers_is_refused(service: DebugService) -> None:
     sid = await paused_at(service, ADD)
-    with socket.socket() as sock:  # a port nothing listens on
-        sock.bind(("127.0.0.1", 0))
-        closed = sock.getsockname()[1]
-    refused = await refusal(service.request(sid, HttpCall(port=closed, timeout=1.0)))
+    with refused_port() as closed:  # a port nothing listens on
+        refused = await refusal(service.request(sid, HttpCall(port=closed, timeout=1.0)))
     assert (refused.status, refused.code) == (409, "service_unreachable")
     assert refused.details["port"] == closed
     refused = await refusal(service.request(sid, HttpCall(path="/")))  # no port, and no launch's ready port

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import shutil
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -28,7 +27,7 @@ from debugrelay.sessions.breakpoints import (
     type_matches,
 )
 from debugrelay.store import MemoryStore
-from tests.conftest import line_of, target
+from tests.conftest import free_port, line_of, target
 
 COUNTER = target("bp_counter.py")
 LogCapture = pytest.LogCaptureFixture
@@ -132,9 +131,7 @@ def redis_url() -> Iterator[str]:
     server = shutil.which("redis-server")
     if server is None:
         pytest.skip("redis-server is not installed")
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     proc = subprocess.Popen(
         [server, "--port", str(port), "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL
     )
