@@ -442,6 +442,39 @@ def test_a_shared_agent_cannot_run_its_code_through_a_breakpoint_or_read_the_own
     team[ALICE].delete(f"/sessions/{sid}")
 
 
+def test_a_breakpoint_profile_carries_no_code_where_its_caller_may_not_run_code(team: Team) -> None:
+    sid = create(team[ALICE])
+    ok(team[ALICE].post(f"/sessions/{sid}/share", json={"names": ["bob"]}))
+    add_body = line_of(BASIC, "add-body")
+    probe = {"source": {"path": BASIC}, "line": add_body, "condition": "__import__('os').system('id') or True"}
+    plain = {"source": {"path": BASIC}, "line": add_body + 1}
+    # bob's own profile with a condition: bob drives alice's shared session, but runs no code in it
+    ok(team[BOB].post("/breakpoint-profiles", json={"name": "bob-probe", "breakpoints": [probe]}), 201)
+    err = error_of(team[BOB].post(f"/sessions/{sid}/breakpoint-profiles/bob-probe/apply"), 403, "forbidden")
+    assert err["details"]["owner"] == "alice" and "run code" in err["message"]
+    assert ok(team[ALICE].get(f"/sessions/{sid}/breakpoints"))["breakpoints"] == []
+    ok(team[BOB].post("/breakpoint-profiles", json={"name": "bob-plain", "breakpoints": [plain]}), 201)
+    assert ok(team[BOB].post(f"/sessions/{sid}/breakpoint-profiles/bob-plain/apply"))["breakpoints"]
+
+    # alice's profile is alice's: another agent cannot rewrite what alice will apply (and run) later
+    ok(team[ALICE].post("/breakpoint-profiles", json={"name": "alice-set", "breakpoints": [plain]}), 201)
+    err = error_of(team[BOB].post("/breakpoint-profiles", json={"name": "alice-set", "breakpoints": [probe]}), 403)
+    assert err["details"]["saved_by"] == "alice"
+    kept = ok(team[BOB].get("/breakpoint-profiles/alice-set"))
+    assert kept["saved_by"] == "alice" and "condition" not in kept["breakpoints"][0]
+    ok(team[ALICE].post("/breakpoint-profiles", json={"name": "alice-set", "breakpoints": [probe]}), 201)
+    assert ok(team[ROOT].post("/breakpoint-profiles", json={"name": "alice-set", "breakpoints": [plain]}), 201)[
+        "replaced"
+    ]
+
+    # a profile saved from a session reads its breakpoints: only from a session the caller may read
+    err = error_of(team[CAROL].post("/breakpoint-profiles", json={"name": "carol-copy", "session_id": sid}), 403)
+    assert err["details"]["owner"] == "alice"
+    error_of(team[CAROL].get("/breakpoint-profiles/carol-copy"), 404)
+    ok(team[BOB].post("/breakpoint-profiles", json={"name": "bob-copy", "session_id": sid}), 201)
+    team[ALICE].delete(f"/sessions/{sid}")
+
+
 def test_an_identity_from_a_trusted_proxy_is_honoured_only_from_its_address(tmp_path: Path) -> None:
     file = tmp_path / "credentials.toml"
     file.write_text(

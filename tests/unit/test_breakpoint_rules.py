@@ -15,7 +15,7 @@ import pytest
 
 from debugrelay.config import load_settings
 from debugrelay.errors import InvalidCondition, InvalidLine, RelayError
-from debugrelay.models import BreakpointRecord, SessionRecord
+from debugrelay.models import BreakpointRecord, SessionRecord, StoredProfile
 from debugrelay.sessions import Session, SourceRoots, breakpoints
 from debugrelay.sessions.breakpoints import (
     BreakpointRequest,
@@ -150,12 +150,15 @@ async def test_ac_pe_4_unreadable_redis_profile_is_skipped(redis_url: str, caplo
         if await store.ping():
             break
         await asyncio.sleep(0.05)
-    await store.save_profile("good", [BreakpointRecord(id="p1", file=COUNTER, line=5)])
+    await store.save_profile("good", StoredProfile(breakpoints=[BreakpointRecord(id="p1", file=COUNTER, line=5)]))
     await store.client.hset("unit:profiles", "broken", b"{not json")
+    # as an older relay kept a profile: its breakpoints alone, saved by nobody in particular
+    await store.client.hset("unit:profiles", "older", msgspec.json.encode([BreakpointRecord(id="p2", line=6)]))
     with caplog.at_level(logging.WARNING):
         profiles = await store.list_profiles()
         assert await store.get_profile("broken") is None
-    assert list(profiles) == ["good"]
+    assert sorted(profiles) == ["good", "older"]
+    assert [b.line for b in profiles["older"].breakpoints] == [6] and profiles["older"].saved_by is None
     assert any("broken" in r.getMessage() for r in caplog.records)
     await store.close()
 

@@ -372,6 +372,7 @@ class SavedBreakpoint(Model, kw_only=True):
 class Profile(Model, kw_only=True):
     name: str
     breakpoints: list[SavedBreakpoint]
+    saved_by: str | None = None  # the credential that saved it: only it (or an admin) may replace it
 
 
 class ProfileList(Model, kw_only=True):

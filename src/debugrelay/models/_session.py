@@ -116,6 +116,18 @@ class BreakpointRecord(Model):
     runs: int = 0
     runs_per_second: float | None = None
 
+    @property
+    def runs_code(self) -> bool:
+        """Its condition or log message is evaluated in the program: its author's code runs there."""
+        return bool(self.condition or self.log_message)
+
+
+class StoredProfile(Model, kw_only=True):
+    """A named breakpoint set as the store keeps it: its breakpoints and who saved it (None: no credentials)."""
+
+    breakpoints: list[BreakpointRecord]
+    saved_by: str | None = None
+
 
 class ExceptionFilters(Model):
     filters: list[str] = msgspec.field(default_factory=list)

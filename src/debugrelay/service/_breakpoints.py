@@ -9,7 +9,8 @@ from typing import Any
 
 import msgspec
 
-from debugrelay.errors import InvalidRequest, NotFound
+from debugrelay import access
+from debugrelay.errors import Forbidden, InvalidRequest, NotFound
 from debugrelay.models import (
     BreakpointList,
     BreakpointRecord,
@@ -23,6 +24,7 @@ from debugrelay.models import (
     ProfileList,
     ProfileSaved,
     SavedBreakpoint,
+    StoredProfile,
     limits,
 )
 from debugrelay.sessions import BreakpointRequest, BreakpointUpdate, breakpoints, roots_for
@@ -37,6 +39,10 @@ def _no_profile(name: str) -> NotFound:
     return NotFound(
         f"no breakpoint profile '{name}' (or it could not be read)", details={"name": name}, hint="List the profiles."
     )
+
+
+def _profile(name: str, stored: StoredProfile) -> Profile:
+    return Profile(name=name, breakpoints=[_profile_entry(b) for b in stored.breakpoints], saved_by=stored.saved_by)
 
 
 def _profile_entry(bp: BreakpointRecord) -> SavedBreakpoint:
@@ -115,17 +121,13 @@ class BreakpointOps(ServiceCore):
 
     async def list_profiles(self) -> ProfileList:
         profiles = await self.manager.store.list_profiles()
-        return ProfileList(
-            profiles=[
-                Profile(name=n, breakpoints=[_profile_entry(b) for b in bps]) for n, bps in sorted(profiles.items())
-            ]
-        )
+        return ProfileList(profiles=[_profile(n, p) for n, p in sorted(profiles.items())])
 
     async def profile(self, name: str) -> Profile:
         saved = await self.manager.store.get_profile(name)
         if saved is None:
             raise _no_profile(name)
-        return Profile(name=name, breakpoints=[_profile_entry(b) for b in saved])
+        return _profile(name, saved)
 
     async def save_profile(
         self, name: str, *, session_id: str | None = None, requests: list[BreakpointRequest] | None = None
@@ -139,25 +141,50 @@ class BreakpointOps(ServiceCore):
             )
         if (session_id is None) == (requests is None):
             raise InvalidRequest("give either 'session_id' or 'breakpoints'", details={"name": name})
+        caller = access.current()
         if session_id is not None:
-            source = [b for b in self._get(session_id).record.breakpoints if b.shown]
+            record = self._get(session_id).record
+            # the session's breakpoints are read: a session the caller may not read lends none
+            access.authorize(
+                caller, "read", "save a profile from it", created_by=record.created_by, shares=record.shared_with
+            )
+            source = [b for b in record.breakpoints if b.shown]
         else:
             source = [breakpoints.record_from(r) for r in breakpoints.validate_all(requests or [])]
             roots = roots_for(self.manager.settings, None, self._launch_policy())
             for bp in source:
                 breakpoints.verify_locally(bp, roots)
+        before = await self.manager.store.get_profile(name)
+        if before is not None and caller is not None and caller.role != "admin" and before.saved_by != caller.name:
+            # whoever applies a profile runs its conditions: another's saved set is never rewritten under them
+            raise Forbidden(
+                f"profile '{name}' was saved by '{before.saved_by or 'nobody'}': only it or an admin may replace it",
+                details={"name": name, "saved_by": before.saved_by, "caller": caller.name},
+                hint="Save it under another name.",
+            )
         saved = [breakpoints.profile_entry(b, i) for i, b in enumerate(source, 1)]
-        replaced = await self.manager.store.get_profile(name) is not None
-        await self.manager.store.save_profile(name, saved)
-        return ProfileSaved(name=name, breakpoints=len(saved), replaced=replaced)
+        await self.manager.store.save_profile(
+            name, StoredProfile(breakpoints=saved, saved_by=caller.name if caller is not None else None)
+        )
+        return ProfileSaved(name=name, breakpoints=len(saved), replaced=before is not None)
 
     async def apply_profile(self, session_id: str, name: str) -> ProfileApplied:
         session = self._get(session_id)
         saved = await self.manager.store.get_profile(name)
         if saved is None:
             raise _no_profile(name)
+        if any(b.runs_code for b in saved.breakpoints):
+            # as setting those breakpoints one by one: a condition or log message runs code, the owner's call
+            record = session.record
+            access.authorize(
+                access.current(),
+                "owner",
+                f"apply profile '{name}', whose breakpoints run code (a condition or log message)",
+                created_by=record.created_by,
+                shares=record.shared_with,
+            )
         async with session.lock:
-            created, skipped = await breakpoints.apply_saved(session, list(saved))
+            created, skipped = await breakpoints.apply_saved(session, list(saved.breakpoints))
         out = ProfileApplied(profile=name, breakpoints=[breakpoint_view(b) for b in created], skipped=skipped)
         if skipped:
             out.warning = f"{len(skipped)} saved breakpoint(s) could not be set and were skipped"

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from debugrelay.errors import StoreUnavailable
-from debugrelay.models import BreakpointRecord, SessionRecord
+from debugrelay.models import SessionRecord, StoredProfile
 
 from ._deferred_evidence import DeferredEvidence
 from .base import Lease, OutputPage, StateStore
@@ -82,7 +82,7 @@ class WriteBehind(StateStore):
         self.durable = inner.durable
         self._saves: dict[str, SessionRecord] = {}
         self._deletes: set[str] = set()
-        self._profiles: dict[str, list[BreakpointRecord]] = {}
+        self._profiles: dict[str, StoredProfile] = {}
         self._cleared: set[str] = set()
         self._redactions: dict[str, dict[str, bytes]] = {}
         self._calls: dict[str, bytes] = {}
@@ -192,15 +192,15 @@ class WriteBehind(StateStore):
             self._cleared.add(session_id)
             _note("output")
 
-    async def save_profile(self, name: str, breakpoints: list[BreakpointRecord]) -> None:
+    async def save_profile(self, name: str, profile: StoredProfile) -> None:
         if name in self._profiles:
-            self._profiles[name] = breakpoints
+            self._profiles[name] = profile
             _note("profile")
             return
         try:
-            await self.inner.save_profile(name, breakpoints)
+            await self.inner.save_profile(name, profile)
         except StoreUnavailable:
-            self._profiles[name] = breakpoints
+            self._profiles[name] = profile
             _note("profile")
 
     async def append_audit(self, entries: list[bytes], keep: int) -> None:
@@ -252,12 +252,12 @@ class WriteBehind(StateStore):
         found = {r.id: r for r in await self.inner.list_sessions() if r.id not in self._deletes}
         return [*found.values(), *(r for sid, r in self._saves.items() if sid not in found)]
 
-    async def get_profile(self, name: str) -> list[BreakpointRecord] | None:
+    async def get_profile(self, name: str) -> StoredProfile | None:
         if name in self._profiles:
             return self._profiles[name]
         return await self.inner.get_profile(name)
 
-    async def list_profiles(self) -> dict[str, list[BreakpointRecord]]:
+    async def list_profiles(self) -> dict[str, StoredProfile]:
         return {**await self.inner.list_profiles(), **self._profiles}
 
     async def get_traced_calls(self, session_id: str) -> bytes | None:

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from debugrelay.errors import InvalidRequest
-from debugrelay.models import BreakpointRecord, OutputEntry, SessionRecord
+from debugrelay.models import OutputEntry, SessionRecord, StoredProfile
 
 from .evidence import EvidenceStore
 
@@ -156,15 +156,15 @@ class StateStore(abc.ABC):
     # -- breakpoint profiles -----------------------------------------------------------------
 
     @abc.abstractmethod
-    async def save_profile(self, name: str, breakpoints: list[BreakpointRecord]) -> None:
-        """Store a named breakpoint set."""
+    async def save_profile(self, name: str, profile: StoredProfile) -> None:
+        """Store a named breakpoint set (replacing one of that name)."""
 
     @abc.abstractmethod
-    async def get_profile(self, name: str) -> list[BreakpointRecord] | None:
+    async def get_profile(self, name: str) -> StoredProfile | None:
         """A named breakpoint set, or None."""
 
     @abc.abstractmethod
-    async def list_profiles(self) -> dict[str, list[BreakpointRecord]]:
+    async def list_profiles(self) -> dict[str, StoredProfile]:
         """All named breakpoint sets."""
 
     # -- leases and replicas -----------------------------------------------------------------

@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-from debugrelay.models import BreakpointRecord, OutputEntry, SessionRecord
+from debugrelay.models import OutputEntry, SessionRecord, StoredProfile
 
 from .base import OUTPUT_BYTES, Lease, OutputPage, StateStore, bad_cursor, timestamp
 from .evidence import EvidenceStore, FileEvidence, MemoryEvidence
@@ -47,7 +47,7 @@ class MemoryStore(StateStore):
         self._sessions: dict[str, bytes] = {}
         self._activity: dict[str, float] = {}
         self._streams: dict[str, _Stream] = {}
-        self._profiles: dict[str, list[BreakpointRecord]] = {}
+        self._profiles: dict[str, StoredProfile] = {}
         self._leases: dict[str, tuple[str, str, float]] = {}  # id → (owner, url, monotonic deadline)
         self._instances: dict[str, tuple[dict[str, Any], float]] = {}
         self._redactions: dict[str, dict[str, bytes]] = {}
@@ -152,13 +152,13 @@ class MemoryStore(StateStore):
     async def get_traced_calls(self, session_id: str) -> bytes | None:
         return self._calls.get(session_id)
 
-    async def save_profile(self, name: str, breakpoints: list[BreakpointRecord]) -> None:
-        self._profiles[name] = list(breakpoints)
+    async def save_profile(self, name: str, profile: StoredProfile) -> None:
+        self._profiles[name] = StoredProfile(breakpoints=list(profile.breakpoints), saved_by=profile.saved_by)
 
-    async def get_profile(self, name: str) -> list[BreakpointRecord] | None:
+    async def get_profile(self, name: str) -> StoredProfile | None:
         return self._profiles.get(name)
 
-    async def list_profiles(self) -> dict[str, list[BreakpointRecord]]:
+    async def list_profiles(self) -> dict[str, StoredProfile]:
         return dict(self._profiles)
 
     # -- leases: the same rules as the Redis scripts -------------------------------------------

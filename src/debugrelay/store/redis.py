@@ -35,7 +35,7 @@ from redis.exceptions import OutOfMemoryError, ReadOnlyError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from debugrelay.errors import StoreUnavailable
-from debugrelay.models import BreakpointRecord, OutputEntry, SessionRecord
+from debugrelay.models import BreakpointRecord, OutputEntry, SessionRecord, StoredProfile
 
 from .base import OUTPUT_BYTES, Lease, OutputPage, StateStore, bad_cursor, timestamp
 from .redis_evidence import RedisEvidence
@@ -73,7 +73,6 @@ return 1
 """
 _CURSOR = re.compile(r"^\d+(-\d+)?$")
 T = TypeVar("T")
-_profiles_type = list[BreakpointRecord]
 
 # A call fails within ~2.5 s when Redis hangs and at once when it is down; a connection that broke
 # (Redis restarted) is retried once on a fresh one, so the first call after a restart succeeds.
@@ -455,28 +454,26 @@ class RedisStore(StateStore):
 
     # -- breakpoint profiles -----------------------------------------------------------------
 
-    async def save_profile(self, name: str, breakpoints: list[BreakpointRecord]) -> None:
-        data = msgspec.json.encode(breakpoints)
+    async def save_profile(self, name: str, profile: StoredProfile) -> None:
+        data = msgspec.json.encode(profile)
         await self._call(lambda: self.client.hset(self._key("profiles"), name, data))
 
-    async def get_profile(self, name: str) -> list[BreakpointRecord] | None:
+    async def get_profile(self, name: str) -> StoredProfile | None:
         raw = await self._call(lambda: self.client.hget(self._key("profiles"), name))
-        if raw is None:
-            return None
-        try:
-            return msgspec.json.decode(raw, type=_profiles_type)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            log.warning("skipping unreadable breakpoint profile %r", name)
-            return None
+        return _decode_profile(name, raw) if isinstance(raw, bytes) else None
 
-    async def list_profiles(self) -> dict[str, list[BreakpointRecord]]:
+    async def list_profiles(self) -> dict[str, StoredProfile]:
         raw: dict[bytes, bytes] = await self._call(lambda: self.client.hgetall(self._key("profiles")))  # type: ignore[arg-type,return-value]
-        out: dict[str, list[BreakpointRecord]] = {}
+        out: dict[str, StoredProfile] = {}
         for key, value in raw.items():
             try:
-                out[key.decode()] = msgspec.json.decode(value, type=_profiles_type)
-            except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
+                name = key.decode()
+            except UnicodeDecodeError:
                 log.warning("skipping unreadable breakpoint profile %r", key)
+                continue
+            profile = _decode_profile(name, value)
+            if profile is not None:
+                out[name] = profile
         return out
 
     # -- leases and replicas -----------------------------------------------------------------
@@ -578,3 +575,14 @@ def _id_lt(a: str, b: str) -> bool:
         return parts(a) < parts(b)
     except ValueError:
         return False
+
+
+def _decode_profile(name: str, raw: bytes) -> StoredProfile | None:
+    """A stored profile; one an older relay kept (its breakpoints alone) has nobody as its saver."""
+    try:
+        if raw.lstrip().startswith(b"["):
+            return StoredProfile(breakpoints=msgspec.json.decode(raw, type=list[BreakpointRecord]))
+        return msgspec.json.decode(raw, type=StoredProfile)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        log.warning("skipping unreadable breakpoint profile %r", name)
+        return None
