@@ -4,6 +4,7 @@ restart), the newest :data:`AUDIT_KEPT` entries."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import msgspec
@@ -33,14 +34,24 @@ class Audit:
     async def page(
         self, *, session_id: str | None = None, who: str | None = None, offset: int = 0, limit: int = 100
     ) -> AuditPage:
-        """Entries newest first, those of ``session_id`` and by ``who`` when given."""
-        found = []
-        for raw in await self.store.read_audit():
-            try:
-                entry = msgspec.json.decode(raw, type=AuditEntry)
-            except (msgspec.DecodeError, msgspec.ValidationError):
-                continue
-            if (session_id is None or entry.session_id == session_id) and (who is None or entry.who == who):
-                found.append(entry)
+        """Entries newest first, those of ``session_id`` and by ``who`` when given; the whole trail (up to
+        :data:`AUDIT_KEPT` entries, a few MB) is decoded in a thread, never on the relay's event loop."""
+        raw = await self.store.read_audit()
+        found = await asyncio.to_thread(_matching, raw, session_id, who)
         shown = found[offset : offset + limit]
         return AuditPage(entries=shown, total=len(found), has_more=offset + len(shown) < len(found), kept=self.keep)
+
+
+_DECODER = msgspec.json.Decoder(AuditEntry)
+
+
+def _matching(raw: list[bytes], session_id: str | None, who: str | None) -> list[AuditEntry]:
+    found = []
+    for item in raw:
+        try:
+            entry = _DECODER.decode(item)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            continue  # an entry no relay of this version can read: the others still can
+        if (session_id is None or entry.session_id == session_id) and (who is None or entry.who == who):
+            found.append(entry)
+    return found
