@@ -208,14 +208,20 @@ def test_a_capture_point_condition_and_locals(api: httpx.Client, sessions: Sessi
 
 def test_evidence_pages_and_searches_a_snapshot(api: httpx.Client, sessions: Sessions) -> None:
     sid = running(api, sessions, DEADLOCK)
-    snap = ok(api.post(f"/sessions/{sid}/snapshots"), 201)
-    first = ok(api.get(f"/evidence/{snap['snapshot_id']}", params={"limit": 10}))
+
+    def blocked() -> tuple[str, dict[str, Any]] | None:
+        """A snapshot taken once a thread waits at the marked line (it says 'started' just before)."""
+        snap_id: str = ok(api.post(f"/sessions/{sid}/snapshots"), 201)["snapshot_id"]
+        found: dict[str, Any] = ok(api.get(f"/evidence/{snap_id}", params={"grep": "transfer-waits"}))
+        return (snap_id, found) if found["matches"] else None
+
+    snapshot_id, hits = until(blocked, "a thread to wait at the marked line")
+    assert all("transfer-waits" in line for line in hits["lines"])
+    first = ok(api.get(f"/evidence/{snapshot_id}", params={"limit": 10}))
     assert first["kind"] == "snapshot" and len(first["lines"]) == 10 and first["has_more"] is True
     assert first["total_lines"] > 10
-    hits = ok(api.get(f"/evidence/{snap['snapshot_id']}", params={"grep": "transfer-waits"}))
-    assert hits["matches"] >= 1 and all("transfer-waits" in line for line in hits["lines"])
     # a pattern that backtracks for ever in Python's re runs in linear time: the relay stays responsive
-    assert ok(api.get(f"/evidence/{snap['snapshot_id']}", params={"grep": "(a+)+$"}))["matches"] == 0
+    assert ok(api.get(f"/evidence/{snapshot_id}", params={"grep": "(a+)+$"}))["matches"] == 0
 
 
 def test_a_search_that_would_backtrack_for_ever_answers_and_the_relay_stays_responsive(

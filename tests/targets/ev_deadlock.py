@@ -5,7 +5,7 @@ import time
 
 lock_a = threading.Lock()
 lock_b = threading.Lock()
-both_hold = threading.Barrier(2)
+both_hold = threading.Barrier(3)  # the two threads, each holding its first lock, and the main thread
 
 
 def transfer():
@@ -25,6 +25,7 @@ def audit():
 threads = [threading.Thread(target=transfer, name="transfer"), threading.Thread(target=audit, name="audit")]
 for t in threads:
     t.start()
+both_hold.wait()  # each thread now goes straight for the other's lock
 print("started", flush=True)
 for t in threads:
     t.join()

@@ -187,8 +187,6 @@ async def launch_failed(session: Session, target: Target | None, exc: RelayError
 
 async def attach(session: Session, spec: AttachSpec) -> None:
     """Attach to a debugpy someone else started (``--listen host:port``)."""
-    from debugrelay.launchers.remote import RemoteTarget
-
     async with session.lock:
         if session.status in ACTIVE:
             raise InvalidState(f"session is already {session.status}", details={"status": session.status})
@@ -209,40 +207,55 @@ async def attach(session: Session, spec: AttachSpec) -> None:
             await asyncio.to_thread(check_attach_pid, session.settings, spec.pid)  # reads /proc
         session.record.mode = "attach"
         session.record.attach = spec
-        session.reset_run_state()
-        session.processes.reset()
-        session.record.status = "launching"
-        await session.save()
-        try:
-            if spec.pod is not None and kubernetes is not None:
-                target = await kubernetes.attach_target(spec)
-            else:
-                target = await RemoteTarget.resolve(spec, address)
-                target = await held(session, target)
-        except RelayError as exc:
-            await launch_failed(session, None, exc)
-            raise
-        try:
-            session.target = target
-            session.describe_target(target)
-            session.record.keeper_secret = target.keeper_secret
+        for attempt in range(PORT_TRIES):
             try:
-                await session.connect(target, ATTACH_RETRY_SECONDS)
-            except DebugpyError as exc:  # the keeper beside the relay could not reach debugpy there
-                raise LaunchFailed(
-                    exc.message,
-                    details={"host": spec.host, "port": spec.port},
-                    hint="Is debugpy listening there (python -m debugpy --listen ...)? "
-                    "Only one client can be attached at a time.",
-                ) from exc
-            await session.configure(attached_args(target))
-        except RelayError as exc:
-            await launch_failed(session, target, exc)  # a keeper holding it ends; the program runs on
-            raise
-        if session.record.status == "launching":
-            session.record.status = "running"
-        await session.save()
-        session.notify()
+                await _attach_once(session, spec, kubernetes, address)
+            except LaunchFailed as exc:
+                # the keeper beside the relay found its port taken between its choice and its bind
+                if attempt + 1 == PORT_TRIES or PORT_TAKEN not in str(exc.details.get("output_tail", "")):
+                    raise
+                log.info("session %s: the attach keeper's port was taken before it bound it: again", session.id)
+            else:
+                return
+
+
+async def _attach_once(session: Session, spec: AttachSpec, kubernetes: Launcher | None, address: str | None) -> None:
+    from debugrelay.launchers.remote import RemoteTarget
+
+    session.reset_run_state()
+    session.processes.reset()
+    session.record.status = "launching"
+    await session.save()
+    try:
+        if spec.pod is not None and kubernetes is not None:
+            target = await kubernetes.attach_target(spec)
+        else:
+            target = await RemoteTarget.resolve(spec, address)
+            target = await held(session, target)
+    except RelayError as exc:
+        await launch_failed(session, None, exc)
+        raise
+    try:
+        session.target = target
+        session.describe_target(target)
+        session.record.keeper_secret = target.keeper_secret
+        try:
+            await session.connect(target, ATTACH_RETRY_SECONDS)
+        except DebugpyError as exc:  # the keeper beside the relay could not reach debugpy there
+            raise LaunchFailed(
+                exc.message,
+                details={"host": spec.host, "port": spec.port},
+                hint="Is debugpy listening there (python -m debugpy --listen ...)? "
+                "Only one client can be attached at a time.",
+            ) from exc
+        await session.configure(attached_args(target))
+    except RelayError as exc:
+        await launch_failed(session, target, exc)  # a keeper holding it ends; the program runs on
+        raise
+    if session.record.status == "launching":
+        session.record.status = "running"
+    await session.save()
+    session.notify()
 
 
 def attached_args(target: Target) -> dict[str, Any]:
