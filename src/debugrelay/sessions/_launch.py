@@ -9,6 +9,7 @@ import functools
 import logging
 import re
 import time
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from debugrelay.dap import (
@@ -90,13 +91,19 @@ async def launcher_for(session: Session, spec: LaunchRequest) -> Launcher:
 async def start(session: Session, launcher: Launcher, spec: LaunchRequest, script: str | None) -> None:
     """Start the target; again on other ports when a port it was given was taken before it bound it (another
     process on the machine chose the same free port in that moment)."""
+    await _again_if_port_taken(session, "target", lambda: _start_once(session, launcher, spec, script))
+
+
+async def _again_if_port_taken(session: Session, what: str, once: Callable[[], Awaitable[None]]) -> None:
+    """``once``, again (at most :data:`PORT_TRIES` times) while it fails because a port its process was
+    given was taken between the relay's choice and the process's bind."""
     for attempt in range(PORT_TRIES):
         try:
-            await _start_once(session, launcher, spec, script)
+            await once()
         except LaunchFailed as exc:
             if attempt + 1 == PORT_TRIES or PORT_TAKEN not in str(exc.details.get("output_tail", "")):
                 raise
-            log.info("session %s: a port of the target was taken before it bound it: starting it again", session.id)
+            log.info("session %s: a port of the %s was taken before it bound it: starting it again", session.id, what)
         else:
             return
 
@@ -207,16 +214,8 @@ async def attach(session: Session, spec: AttachSpec) -> None:
             await asyncio.to_thread(check_attach_pid, session.settings, spec.pid)  # reads /proc
         session.record.mode = "attach"
         session.record.attach = spec
-        for attempt in range(PORT_TRIES):
-            try:
-                await _attach_once(session, spec, kubernetes, address)
-            except LaunchFailed as exc:
-                # the keeper beside the relay found its port taken between its choice and its bind
-                if attempt + 1 == PORT_TRIES or PORT_TAKEN not in str(exc.details.get("output_tail", "")):
-                    raise
-                log.info("session %s: the attach keeper's port was taken before it bound it: again", session.id)
-            else:
-                return
+        # the keeper beside the relay binds a port of the relay's choice, as a launched target does
+        await _again_if_port_taken(session, "attach keeper", lambda: _attach_once(session, spec, kubernetes, address))
 
 
 async def _attach_once(session: Session, spec: AttachSpec, kubernetes: Launcher | None, address: str | None) -> None:
