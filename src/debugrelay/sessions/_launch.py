@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 import re
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from debugrelay.dap import (
     ATTACH_ARGS,
@@ -88,10 +89,27 @@ async def launcher_for(session: Session, spec: LaunchRequest) -> Launcher:
     return launcher
 
 
+class _WarmTargetLost(LaunchFailed):
+    """A target from a warm pool ended before the launch's program started in it: the pool's loss."""
+
+
 async def start(session: Session, launcher: Launcher, spec: LaunchRequest, script: str | None) -> None:
     """Start the target; again on other ports when a port it was given was taken before it bound it (another
-    process on the machine chose the same free port in that moment)."""
-    await _again_if_port_taken(session, "target", lambda: _start_once(session, launcher, spec, script))
+    process on the machine chose the same free port in that moment); cold when the warm target it was
+    given ended before the program started (the pool is the relay's business, never the launch's)."""
+    try:
+        await _again_if_port_taken(session, "target", lambda: _start_once(session, launcher, spec, script))
+    except _WarmTargetLost:
+        log.warning("session %s: its warm target ended before the program started: starting a cold one", session.id)
+        cold = msgspec.structs.replace(spec, pool=False)
+        await _again_if_port_taken(session, "target", lambda: _start_once(session, launcher, cold, script))
+
+
+def _warm_target_ended(session: Session, target: Target | None) -> bool:
+    """``target`` came from a warm pool and has ended, or its debug connection has."""
+    if target is None or not getattr(target.describe(), "pooled", None):
+        return False
+    return target.poll() is not None or session.client is None or session.client.closed.is_set()
 
 
 async def _again_if_port_taken(session: Session, what: str, once: Callable[[], Awaitable[None]]) -> None:
@@ -108,7 +126,9 @@ async def _again_if_port_taken(session: Session, what: str, once: Callable[[], A
             return
 
 
-async def _start_once(session: Session, launcher: Launcher, spec: LaunchRequest, script: str | None) -> None:
+async def _new_run(session: Session) -> None:
+    """The session's state made ready for a new run of its program (the last run's forgotten), saved."""
+    session.starts += 1
     session.reset_run_state()
     session.launched_at = time.monotonic()  # the first stop (or end) says how long the program took to reach it
     session.record.python = None  # this run's keeper says its own
@@ -126,7 +146,12 @@ async def _start_once(session: Session, launcher: Launcher, spec: LaunchRequest,
     session.record.stop = None
     session.record.published = []
     await session.save()
+
+
+async def _start_once(session: Session, launcher: Launcher, spec: LaunchRequest, script: str | None) -> None:
+    await _new_run(session)
     target: Target | None = None
+    configured = False
     try:
         target = await launcher.start(
             calls.for_target(testruns.for_target(spec), session.record.traces), session_id=session.id
@@ -141,13 +166,17 @@ async def _start_once(session: Session, launcher: Launcher, spec: LaunchRequest,
         await session.configure(
             attach_args(target.path_mappings(), just_my_code=spec.just_my_code, sub_process=spec.debug_subprocesses)
         )
+        configured = True  # the program runs from here: nothing of it may be run again
         if entry is not None:
             log.debug("session %s: entry breakpoint at %s:%s", session.id, entry.file, entry.line)
         for line in spec.stdin_inputs:
             await target.send_input((line if line.endswith("\n") else line + "\n").encode())
     except RelayError as exc:
         counted(session, launcher.name, "failed")
+        lost = not configured and _warm_target_ended(session, target)
         await launch_failed(session, target, exc)
+        if lost:
+            raise _WarmTargetLost(exc.message, details=exc.details) from exc
         raise
     except Exception as exc:
         log.exception("session %s: launch failed", session.id)
@@ -221,6 +250,7 @@ async def attach(session: Session, spec: AttachSpec) -> None:
 async def _attach_once(session: Session, spec: AttachSpec, kubernetes: Launcher | None, address: str | None) -> None:
     from debugrelay.launchers.remote import RemoteTarget
 
+    session.starts += 1
     session.reset_run_state()
     session.processes.reset()
     session.record.status = "launching"
@@ -326,8 +356,21 @@ async def connect(session: Session, target: Target, timeout: float, *, single_tr
 
 def listen(session: Session, client: DapClient, target: Target) -> None:
     """Take ``client`` as the session's connection: its events (the children's too) come here."""
-    client.add_listener(functools.partial(stops.on_event, session))
-    client.add_process_listener(functools.partial(stops.on_process_event, session))
+
+    start = session.starts
+
+    def heard(event: str, body: Any) -> None:
+        # a connection to a start given up and begun again speaks of a target that is no longer the
+        # session's: its last events ("terminated") must not end the new one
+        if session.starts == start:
+            stops.on_event(session, event, body)
+
+    def heard_from(pid: int, event: str, body: Any) -> None:
+        if session.starts == start:
+            stops.on_process_event(session, pid, event, body)
+
+    client.add_listener(heard)
+    client.add_process_listener(heard_from)
     session.client = client
     tell_orphan_after(client, session.record.timeout_minutes)  # a keeper ends the program if no relay comes back
     hello = client.keeper or {}

@@ -82,6 +82,8 @@ class Session:
         self._policy: LaunchPolicy | None = None  # the operator's roots, read once
         self.client: DapClient | None = None
         self.target: Target | None = None
+        # targets started (or attached) for this session: a connection speaks for its own start's target only
+        self.starts = 0
         self.lock = asyncio.Lock()
         self.answering = asyncio.Lock()  # one answer at a time takes the run's new output
         self._changed = asyncio.Event()

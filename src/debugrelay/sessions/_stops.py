@@ -67,7 +67,7 @@ def on_event(session: Session, event: str, body: Any) -> None:
     elif event == "exited":
         session.record.exit_code = as_body(body, ExitedEvent).exit_code
     elif event in ("terminated", "_closed"):
-        session.spawn(on_end(session, event))
+        session.spawn(on_end(session, event, session.starts))
 
 
 def on_output(session: Session, body: Any) -> None:
@@ -377,22 +377,28 @@ def stop_location(session: Session, frame: StackFrame) -> Location:
     return Location(file=path or (source.name if source else None), line=frame.line, function=frame.name)
 
 
-async def on_end(session: Session, why: str) -> None:
-    if session._ending or session.status not in ACTIVE:
+async def on_end(session: Session, why: str, start: int) -> None:
+    """The target of the session's ``start``-th start ended; nothing to do when another start followed it
+    meanwhile (a launch that began again after the first target was lost)."""
+    if session._ending or session.status not in ACTIVE or session.starts != start:
         return
     session._ending = True
     first_event(session)
     target, client = session.target, session.client
     exit_code = session.record.exit_code
+    ended = session.record.ended
     if target is not None:
         exit_code = await _wait_exit(target, 2.0) if exit_code is None else exit_code
         with contextlib.suppress(Exception):
             await target.terminate()
         if exit_code is None:
             exit_code = target.poll()
-        session.record.ended = target.end_reason()
+        ended = target.end_reason()
     if client is not None:
         await client.close()
+    if session.starts != start:
+        return  # the launch gave this target up and started another meanwhile: the session is that one's
+    session.record.ended = ended
     session.client = None
     await session.ports.close()
     session.record.published = []
