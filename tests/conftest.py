@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 import pytest
 
 from debugrelay.launchers.local import free_port as local_free_port
@@ -33,6 +34,33 @@ def refused_port() -> Iterator[int]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         yield sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def debugpy_listening(script: str, port: int) -> Iterator[subprocess.Popen[bytes]]:
+    """``python -m debugpy --listen 127.0.0.1:PORT script``, as someone starts a program to attach to, once
+    its adapter (a child process of its own) listens; the program and its children end with the block."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "debugpy", "--listen", f"127.0.0.1:{port}", script],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        until(
+            lambda: any(
+                c.laddr and c.laddr.port == port and c.status == psutil.CONN_LISTEN
+                for c in psutil.net_connections("tcp")
+            ),
+            "debugpy to listen",
+        )
+        yield proc
+    finally:
+        with contextlib.suppress(psutil.Error):
+            for child in psutil.Process(proc.pid).children(recursive=True):
+                with contextlib.suppress(psutil.Error):
+                    child.kill()
+        proc.kill()
+        proc.wait()
 
 
 class Relay:

@@ -3,16 +3,13 @@ on real debugpy targets through the HTTP API."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import threading
 from typing import Any
 
 import httpx
-import psutil
 import pytest
 
-from tests.conftest import Sessions, error_of, free_port, line_of, ok, output_text, target, until
+from tests.conftest import Sessions, debugpy_listening, error_of, free_port, line_of, ok, output_text, target, until
 from tests.redis_server import Cluster
 
 pytestmark = pytest.mark.integration
@@ -371,31 +368,13 @@ def test_an_attached_deadlock_that_cannot_pause_is_a_clear_error_and_keeps_runni
 ) -> None:
     port = free_port()
     # started by someone else, without the relay's start-up hook: nothing can wake its main thread
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "debugpy", "--listen", f"127.0.0.1:{port}", DEADLOCK],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        until(
-            lambda: any(
-                c.laddr and c.laddr.port == port and c.status == psutil.CONN_LISTEN
-                for c in psutil.net_connections("tcp")
-            ),
-            "debugpy to listen",
-        )
+    with debugpy_listening(DEADLOCK, port):
         sid = sessions.create(mode="attach", host="127.0.0.1", port=port)
         until(lambda: len(ok(api.get(f"/sessions/{sid}/threads"))["threads"]) >= 3, "both threads")
         err = error_of(api.post(f"/sessions/{sid}/snapshots"), 409, "collect_failed")
         assert "did not pause" in err["message"] and err["hint"]
         assert ok(api.get(f"/sessions/{sid}"))["status"] == "running"
         assert ok(api.get(f"/sessions/{sid}/snapshots"))["snapshots"] == []
-    finally:
-        for other in psutil.process_iter(["cmdline"]):
-            if f"--port {port}" in " ".join(other.info.get("cmdline") or []):
-                other.kill()
-        proc.kill()
-        proc.wait()
 
 
 def test_a_capture_point_set_before_launch_collects_from_the_first_hit(api: httpx.Client, sessions: Sessions) -> None:

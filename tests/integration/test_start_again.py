@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import socket
 import subprocess
-import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -25,7 +24,7 @@ from debugrelay.models import AttachSpec, BreakpointRequest, LaunchRequest
 from debugrelay.service import RelayService
 from debugrelay.sessions import SessionManager
 from debugrelay.wiring import build_manager
-from tests.conftest import free_port, line_of, target, until
+from tests.conftest import debugpy_listening, free_port, line_of, target
 
 BASIC = target("basic.py")
 LOOP = target("loop.py")
@@ -81,25 +80,10 @@ async def test_a_launch_whose_keeper_port_was_taken_starts_again_on_another(
 
 @pytest.fixture
 def program() -> Iterator[tuple[subprocess.Popen[bytes], int]]:
-    """``python -m debugpy --listen PORT loop.py``, as someone starts a program to attach to, and its port."""
+    """A program someone started under ``debugpy --listen``, and its port."""
     port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "debugpy", "--listen", f"127.0.0.1:{port}", LOOP],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        until(
-            lambda: any(
-                c.laddr and c.laddr.port == port and c.status == psutil.CONN_LISTEN
-                for c in psutil.net_connections("tcp")
-            ),
-            "debugpy to listen",  # its adapter, a process of its own, listens
-        )
+    with debugpy_listening(LOOP, port) as proc:
         yield proc, port
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 async def test_an_attach_whose_keeper_port_was_taken_starts_it_again_on_another(
