@@ -20,7 +20,7 @@ import pytest
 from debugrelay.config import load_settings
 from debugrelay.launchers import local
 from debugrelay.launchers.pool import POOL_MODULE, LocalPool, PooledLocalTarget
-from debugrelay.models import AttachSpec, BreakpointRequest, LaunchRequest
+from debugrelay.models import AttachSpec, BreakpointRequest, CaptureRequest, LaunchRequest
 from debugrelay.service import RelayService
 from debugrelay.sessions import SessionManager
 from debugrelay.wiring import build_manager
@@ -28,6 +28,7 @@ from tests.conftest import debugpy_listening, free_port, line_of, target
 
 BASIC = target("basic.py")
 LOOP = target("loop.py")
+EV_LOOP = target("ev_loop.py")
 
 
 @asynccontextmanager
@@ -75,6 +76,21 @@ async def test_a_launch_whose_keeper_port_was_taken_starts_again_on_another(
     await relay.launch(sid, LaunchRequest(script=BASIC))
     assert (await relay.wait(sid, 30)).status == "paused"
     assert len(handed) == 4  # the keeper's port (taken) and debugpy's, then both again
+    await relay.delete_session(sid)
+
+
+async def test_a_capture_point_set_before_a_launch_that_starts_again_still_collects(
+    relay: RelayService, handed: list[int]
+) -> None:
+    sid = (await relay.create_session()).session_id
+    point = await relay.add_capture(
+        sid, CaptureRequest(file=EV_LOOP, line=line_of(EV_LOOP, "loop-body"), expressions=["i"], hit_limit=5)
+    )
+    await relay.launch(sid, LaunchRequest(script=EV_LOOP, args=["20"]))
+    assert (await relay.wait(sid, 30)).status == "terminated"
+    assert len(handed) == 4  # started again
+    table = await relay.capture_table(sid, point.capture_id)
+    assert [row[2] for row in table.rows] == [0, 1, 2, 3, 4]
     await relay.delete_session(sid)
 
 

@@ -34,7 +34,7 @@ from debugrelay.errors import (
 )
 from debugrelay.launchers import Launcher, Target
 from debugrelay.launchers.policy import KNOWN_LAUNCHERS, refused_launcher
-from debugrelay.models import AttachSpec, ErrorBody, ExceptionFilters, LaunchRequest, Stop
+from debugrelay.models import AttachSpec, BreakpointRecord, ErrorBody, ExceptionFilters, LaunchRequest, Stop
 
 from . import _calls as calls
 from . import _seals as seals
@@ -97,12 +97,25 @@ async def start(session: Session, launcher: Launcher, spec: LaunchRequest, scrip
     """Start the target; again on other ports when a port it was given was taken before it bound it (another
     process on the machine chose the same free port in that moment); cold when the warm target it was
     given ended before the program started (the pool is the relay's business, never the launch's)."""
+    captures = _capture_logpoints(session)
     try:
         await _again_if_port_taken(session, "target", lambda: _start_once(session, launcher, spec, script))
     except _WarmTargetLost:
         log.warning("session %s: its warm target ended before the program started: starting a cold one", session.id)
+        _give_back(session, captures)
         cold = msgspec.structs.replace(spec, pool=False)
         await _again_if_port_taken(session, "target", lambda: _start_once(session, launcher, cold, script))
+
+
+def _capture_logpoints(session: Session) -> list[BreakpointRecord]:
+    return [b for b in session.record.breakpoints if b.capture is not None]
+
+
+def _give_back(session: Session, captures: list[BreakpointRecord]) -> None:
+    """The capture points' logpoints a start given up took with it (a run's end ends them): the start that
+    follows is the same run, so they are the session's again."""
+    there = {b.id for b in session.record.breakpoints}
+    session.record.breakpoints.extend(b for b in captures if b.id not in there)
 
 
 def _warm_target_ended(session: Session, target: Target | None) -> bool:
@@ -115,6 +128,7 @@ def _warm_target_ended(session: Session, target: Target | None) -> bool:
 async def _again_if_port_taken(session: Session, what: str, once: Callable[[], Awaitable[None]]) -> None:
     """``once``, again (at most :data:`PORT_TRIES` times) while it fails because a port its process was
     given was taken between the relay's choice and the process's bind."""
+    captures = _capture_logpoints(session)
     for attempt in range(PORT_TRIES):
         try:
             await once()
@@ -122,6 +136,7 @@ async def _again_if_port_taken(session: Session, what: str, once: Callable[[], A
             if attempt + 1 == PORT_TRIES or PORT_TAKEN not in str(exc.details.get("output_tail", "")):
                 raise
             log.info("session %s: a port of the %s was taken before it bound it: starting it again", session.id, what)
+            _give_back(session, captures)
         else:
             return
 

@@ -241,8 +241,11 @@ class SessionManager:
             await self.reap()
             nearest = min((self.expires_in(s) for s in self.sessions.values()), default=60.0)
             self._wake.clear()
+            # asyncio.timeout, not wait_for: Python 3.11's wait_for can lose a cancel that arrives as it
+            # cancels its inner wait, and the relay's shutdown would then wait on this task for good
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), max(0.05, min(60.0, nearest + 0.01)))
+                async with asyncio.timeout(max(0.05, min(60.0, nearest + 0.01))):
+                    await self._wake.wait()
 
     async def reap(self) -> list[str]:
         """End and forget sessions idle past their timeout; return their ids."""
