@@ -133,6 +133,7 @@ from ._session import (
     TargetView,
     Watch,
     given,
+    runs_code,
 )
 from ._traces import (
     CallList,
@@ -294,4 +295,5 @@ __all__ = [
     "joined_output",
     "last_lines",
     "limits",
+    "runs_code",
 ]

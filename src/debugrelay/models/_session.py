@@ -116,10 +116,11 @@ class BreakpointRecord(Model):
     runs: int = 0
     runs_per_second: float | None = None
 
-    @property
-    def runs_code(self) -> bool:
-        """Its condition or log message is evaluated in the program: its author's code runs there."""
-        return bool(self.condition or self.log_message)
+
+def runs_code(bp: object) -> bool:
+    """A breakpoint (asked for, changed or kept) whose condition or log message the program evaluates: its
+    author's code runs there."""
+    return bool(getattr(bp, "condition", None) or getattr(bp, "log_message", None))
 
 
 class StoredProfile(Model, kw_only=True):

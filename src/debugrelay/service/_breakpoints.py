@@ -26,6 +26,7 @@ from debugrelay.models import (
     SavedBreakpoint,
     StoredProfile,
     limits,
+    runs_code,
 )
 from debugrelay.sessions import BreakpointRequest, BreakpointUpdate, breakpoints, roots_for
 
@@ -173,7 +174,7 @@ class BreakpointOps(ServiceCore):
         saved = await self.manager.store.get_profile(name)
         if saved is None:
             raise _no_profile(name)
-        if any(b.runs_code for b in saved.breakpoints):
+        if any(runs_code(b) for b in saved.breakpoints):
             # as setting those breakpoints one by one: a condition or log message runs code, the owner's call
             record = session.record
             access.authorize(

@@ -120,7 +120,7 @@ def _give_back(session: Session, captures: list[BreakpointRecord]) -> None:
 
 def _warm_target_ended(session: Session, target: Target | None) -> bool:
     """``target`` came from a warm pool and has ended, or its debug connection has."""
-    if target is None or not getattr(target.describe(), "pooled", None):
+    if target is None or not getattr(session.record.target, "pooled", None):  # as the launch described it
         return False
     return target.poll() is not None or session.client is None or session.client.closed.is_set()
 

@@ -17,6 +17,7 @@ from debugrelay.models import (
     ProfileApplied,
     ProfileList,
     ProfileSaved,
+    runs_code,
 )
 from debugrelay.models.limits import (
     ExceptionFilter,
@@ -26,11 +27,6 @@ from debugrelay.models.limits import (
 from .._operations import declare
 
 SESSION = "/sessions/{session_id}"
-
-
-def _runs_code(request: object) -> bool:
-    """A breakpoint whose condition or log message the program evaluates: the caller's code runs there."""
-    return bool(getattr(request, "condition", None) or getattr(request, "log_message", None))
 
 
 class BreakpointOperations(abc.ABC):
@@ -55,7 +51,7 @@ class BreakpointOperations(abc.ABC):
         tag="breakpoints",
         wire={"requests": "breakpoints"},
         routed=False,
-        owner_when=lambda a: any(_runs_code(r) for r in a.get("requests") or ()),
+        owner_when=lambda a: any(runs_code(r) for r in a.get("requests") or ()),
     )
     @abc.abstractmethod
     async def add_breakpoints(self, session_id: str, requests: list[BreakpointRequest]) -> list[BreakpointView]:
@@ -75,7 +71,7 @@ class BreakpointOperations(abc.ABC):
         tag="breakpoints",
         wire={"breakpoint_id": "bp_id"},
         body="change",
-        owner_when=lambda a: _runs_code(a.get("change")),
+        owner_when=lambda a: runs_code(a.get("change")),
     )
     @abc.abstractmethod
     async def update_breakpoint(self, session_id: str, breakpoint_id: str, change: BreakpointUpdate) -> BreakpointView:
