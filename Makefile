@@ -5,7 +5,8 @@ BIN      = $(VENV)/bin
 STAMP    = $(VENV)/.installed
 CHECKOV  = $(VENV)/tools/checkov/bin/checkov
 PORT    ?= 8765
-# pytest workers: most tests wait on debugpy, containers or a relay, not on a core
+# pytest workers: most tests wait on debugpy, containers or a relay, not on a core; a worker that runs out of
+# tests takes some of another's (worksteal), so that the run does not end on one worker's long queue
 JOBS    ?= 3
 COMPOSE ?= $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
 
@@ -48,7 +49,7 @@ $(CHECKOV): | $(BIN)/python
 
 ## test: install what the tests need and run the whole suite
 test: $(STAMP) system-deps test-images $(CHECKOV)
-	$(BIN)/python -m pytest -n $(JOBS)
+	$(BIN)/python -m pytest -n $(JOBS) --dist worksteal --durations=15
 
 ## test-fast: the fast tier and the unit tests (no debugpy, Redis or Docker needed)
 test-fast: $(STAMP)

@@ -5,7 +5,8 @@
 Starts a relay (local targets, in-memory state) from this checkout's ``src`` (or from ``--src``, e.g.
 an older version's ``src`` unpacked with ``git archive``, to measure it the same way), runs the CLI
 story (each command a fresh ``debugrelay`` process, as a shell agent runs it) and the curl story
-(plain HTTP requests), and prints the number of calls and the bytes of their answers as JSON. A
+(plain HTTP requests; ``--actions``: the agent's actions, ``POST /agent/{tool}``), and prints the number
+of calls and the bytes of their answers as JSON, and their ``total``. A
 version whose stops do not carry their locals needs one more call in each story to read them
 (``vars``, ``GET frames/0/variables``): pass ``--locals-call``. The relay is ended by PID.
 
@@ -221,6 +222,49 @@ def curl_wrong_value_traced(url: str) -> dict[str, Any]:
     return result
 
 
+def curl_story_actions(url: str) -> dict[str, Any]:
+    """The curl story as an agent's actions (``POST /agent/{tool}``): one request each."""
+    with httpx.Client(base_url=url, timeout=60) as http:
+        call = _Http(http)
+        stop = call("POST", "/agent/debug_launch", json={"script": BUG, "breakpoints": [f"{BUG}:6"]})
+        call("POST", "/agent/debug_evaluate", json={"expression": "list(range(len(values) - window))"})
+        call("POST", "/agent/debug_remove_breakpoint", json={"breakpoint_id": "all"})
+        call("POST", "/agent/debug_continue", json={})
+        call("POST", "/agent/debug_disconnect", json={"forget": True, "session_id": stop["session_id"]})
+    return {"calls": len(call.sizes), "bytes": sum(call.sizes)}
+
+
+def curl_wrong_value_stepping_actions(url: str) -> dict[str, Any]:
+    with httpx.Client(base_url=url, timeout=180) as http:
+        call, started = _Http(http), time.perf_counter()
+        where = {"file": ORDERS, "line": PRICE_FIRST, "condition": "qty == 7777"}
+        sid = call("POST", "/agent/debug_set_breakpoint", json=where)["session_id"]
+        stop = call("POST", "/agent/debug_launch", json={"script": ORDERS, "timeout": 120})
+        for _ in range(5):
+            if _wrong_line_shown(stop) or stop.get("status") != "paused":
+                break
+            stop = call("POST", "/agent/debug_step_over", json={})
+        result = call.result(started)
+        http.delete(f"/sessions/{sid}")
+    if not _wrong_line_shown(stop):
+        raise RuntimeError(f"stepping did not show the wrong line: {stop}")
+    return result
+
+
+def curl_wrong_value_traced_actions(url: str) -> dict[str, Any]:
+    with httpx.Client(base_url=url, timeout=180) as http:
+        call, started = _Http(http), time.perf_counter()
+        sid = call("POST", "/agent/debug_trace", json={"function": f"{ORDERS}:price", "keep": 10_000})["session_id"]
+        call("POST", "/agent/debug_launch", json={"script": ORDERS, "timeout": 120})
+        found = call("POST", "/agent/debug_trace", json={"calls": "price", "match": WRONG_TEXT})
+        run = call("POST", "/agent/debug_trace", json={"call_id": found["calls"][0]["call_id"]})
+        result = call.result(started)
+        http.delete(f"/sessions/{sid}")
+    if not _events_show_wrong_line(run):
+        raise RuntimeError(f"the call's run does not show the wrong line: {run}")
+    return result
+
+
 def _or_error(story: Any, *args: Any) -> dict[str, Any]:
     """A story's figures, or what stopped it (a relay version without function traces)."""
     try:
@@ -235,6 +279,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--src", default=str(ROOT / "src"), help="the relay's source tree (default: this one)")
     parser.add_argument("--locals-call", action="store_true", help="read the locals with a call of their own")
+    parser.add_argument(
+        "--actions", action="store_true", help="the curl stories as the agent's actions (POST /agent/{tool})"
+    )
     args = parser.parse_args()
     port = free_port()
     env = {**os.environ, "PYTHONPATH": args.src, "DEBUGRELAY_URL": f"http://127.0.0.1:{port}"}
@@ -254,11 +301,19 @@ def main() -> None:
                 break
             except httpx.TransportError:
                 time.sleep(0.1)
-        result = {"cli": cli_story(env, args.locals_call), "curl": curl_story(url, args.locals_call)}
+        curl = curl_story_actions(url) if args.actions else curl_story(url, args.locals_call)
+        result: dict[str, Any] = {"cli": cli_story(env, args.locals_call), "curl": curl}
         result["cli_wrong_value_stepping"] = _or_error(cli_wrong_value_stepping, env)
         result["cli_wrong_value_traced"] = _or_error(cli_wrong_value_traced, env)
-        result["curl_wrong_value_stepping"] = _or_error(curl_wrong_value_stepping, url)
-        result["curl_wrong_value_traced"] = _or_error(curl_wrong_value_traced, url)
+        stepping, traced = (
+            (curl_wrong_value_stepping_actions, curl_wrong_value_traced_actions)
+            if args.actions
+            else (curl_wrong_value_stepping, curl_wrong_value_traced)
+        )
+        result["curl_wrong_value_stepping"] = _or_error(stepping, url)
+        result["curl_wrong_value_traced"] = _or_error(traced, url)
+        stories = [v for v in result.values() if "bytes" in v]
+        result["total"] = {"calls": sum(v["calls"] for v in stories), "bytes": sum(v["bytes"] for v in stories)}
     finally:
         relay.terminate()
         relay.wait(timeout=30)

@@ -1,6 +1,6 @@
 # debugrelay/redis: Redis for the relay's shared session store. AOF persistence, data in /data.
-# protected-mode is off and it binds 0.0.0.0: keep it on a private network (no published port)
-# or add `--requirepass`.
+# protected-mode is off and it binds 0.0.0.0: keep it on a private network (no published port) and give it
+# a password, on its standard input rather than its command line (compose.yaml shows how).
 #
 # Offline (default):  BASE=debugrelay/base:bookworm, which already has redis-server (Debian's, 7.0)
 # With a registry:    --build-arg BASE=python:3.11-slim  (redis-server is apt-installed then)

@@ -377,3 +377,29 @@ def poll(fn: Any, *, timeout: float = 30.0, what: str = "condition") -> Any:
             return last
         time.sleep(0.05)
     raise AssertionError(f"{what} not reached in {timeout}s (last: {last!r})")
+
+
+@contextlib.contextmanager
+def host_redis(workdir: Path, *args: str) -> Iterator[str]:
+    """A ``redis-server`` on this host as an operator ran it (``args``: its bind, protected mode,
+    password), without persistence; yields its URL on loopback, without a password."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip("redis-server is not installed (make system-deps)")
+    workdir.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    with (workdir / f"redis-{port}.log").open("wb") as log:
+        proc = subprocess.Popen(
+            [binary, "--port", str(port), "--dir", str(workdir), "--save", "", "--appendonly", "no", *args],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"redis://127.0.0.1:{port}/0"
+    try:
+        password = args[args.index("--requirepass") + 1] if "--requirepass" in args else None
+        client = redis.Redis.from_url(url, password=password, socket_timeout=5)
+        _wait_ping(client, lambda: proc.poll() is None, (workdir / f"redis-{port}.log").read_text)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(20)

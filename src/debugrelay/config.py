@@ -11,6 +11,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import msgspec
 
 DEFAULT_PORT = 8765  # debugpy's own default is 5678: keep clear of it
+DEFAULT_URL = f"http://127.0.0.1:{DEFAULT_PORT}"  # where clients find a relay of this machine by default
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 WILDCARD_HOSTS = ("0.0.0.0", "::", "")
 _LISTS = ("allowed_hosts", "cors_origins", "attach_hosts")  # comma-separated in the environment
@@ -39,11 +40,13 @@ class Settings(msgspec.Struct, kw_only=True):
     ui_session_minutes: float = 480.0  # a live view sign-in lasts this long at most
     ui_idle_minutes: float = 60.0  # and ends sooner after this long without a request from its page
     max_sessions: int = 100
+    audit_entries: int = 10_000  # audit entries kept, the newest (and each credential's newest tenth besides)
     output_buffer_entries: int = 10_000
     output_buffer_bytes: int = 8 * 1024 * 1024  # output kept per session, in UTF-8 bytes: the oldest go first
     output_entry_max_chars: int = 65_536
     request_timeout: float = 10.0
-    launch_timeout: float = 20.0
+    launch_timeout: float = 20.0  # a launch answers by then: started, or `starting` (its debugger still starts)
+    start_timeout: float = 300.0  # a target's debugger may start this long while its process lives
     value_max_chars: int = 200
     stop_history: int = 20
     state_dir: str = ""

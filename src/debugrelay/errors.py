@@ -81,6 +81,17 @@ class InvalidState(RelayError):
     status = 409
 
 
+class Unsealed(InvalidState):
+    """Code read back from the state store without this relay's seal (a watch, a breakpoint, a profile): it is
+    shown and never run; it cannot be changed or applied either."""
+
+    code = "unsealed"
+    default_hint = (
+        "It was read from the state store without the seal of a relay sharing this relay's key "
+        "(DEBUGRELAY_TOKEN), so it is never run. Remove it and set it again if it is yours."
+    )
+
+
 class NotPaused(InvalidState):
     code = "NOT_PAUSED"
     default_hint = "The target is running: pause it, or wait until it stops."
@@ -123,6 +134,14 @@ class LaunchFailed(RelayError):
     code = "launch_failed"
     status = 400
     default_hint = "Check the interpreter, the script path and the session's output."
+
+
+class RestartFailed(LaunchFailed):
+    """The session's recorded launch cannot start again (its interpreter, script or folder is gone or never
+    was): the restart asked for nothing wrong, the launch it repeats is (409)."""
+
+    status = 409
+    default_hint = "Launch it again with what changed (POST /sessions/{id}/launch)."
 
 
 class DebugpyTimeout(RelayError):
@@ -201,3 +220,29 @@ class FunctionNotFound(NotFound):
     default_hint = (
         "Name it as 'file path:Class.method' (or 'package.module:function'); details.nearest lists close names."
     )
+
+
+class ApiError(Exception):
+    """The relay answered a client with its error envelope, or could not be reached (``status`` 0); here, not in
+    the client, so code that only catches it (the MCP tools) loads no HTTP client."""
+
+    def __init__(
+        self, status: int, code: str, message: str, *, hint: str = "", details: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(f"{code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+        self.hint = hint
+        self.details = details or {}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "details": self.details, "hint": self.hint}
+
+    @property
+    def hint_is_default(self) -> bool:
+        """No hint, or the API's wording of the domain's default one (an adapter words it its own way)."""
+        return not self.hint or any(word in self.hint for word in _HTTP_WORDS)
+
+
+_HTTP_WORDS = ("/sessions", "/schema", "GET ", "POST ", "DELETE ", "/wait", "/output", "/scopes")

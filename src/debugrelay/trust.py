@@ -1,5 +1,5 @@
-"""Keys the state store does not hold: what a relay seals its stored records with, and what replicas
-prove themselves to each other with.
+"""Keys the state store does not hold: what a relay seals its stored records with, encrypts the keeper
+secrets it stores with, and what replicas prove themselves to each other with.
 
 Whoever can write to Redis can change any record, lease or replica registration there; without this key
 they cannot make a record that a relay acts on, nor pass for a replica. The key comes from
@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 
 KEY_FILE = "relay.key"
 _KEY_BYTES = 32
+_HIDDEN = "sealed:v1:"  # a keeper secret as the store keeps it (RelayKeys.hide)
 
 
 class KeyFileError(RelayError):
@@ -45,6 +46,7 @@ class RelayKeys:
         self._seal = _derive(secret, "seal")
         self._peer = _derive(secret, "peer")
         self._request = _derive(secret, "request")
+        self._keeper = _derive(secret, "keeper")
 
     @classmethod
     def for_settings(cls, settings: Settings, *, durable: bool) -> RelayKeys:
@@ -77,6 +79,44 @@ class RelayKeys:
         except (TypeError, msgspec.EncodeError):
             return False
         return hmac.compare_digest(expected, seal)
+
+    # -- keeper secrets ---------------------------------------------------------------------------
+
+    def hide(self, session_id: str, secret: str) -> str:
+        """``secret`` (a target keeper's) as the store keeps it: encrypted under a key the store does not hold,
+        bound to the session, so that a reader of the store cannot prove itself to the keeper."""
+        nonce = secrets.token_bytes(16)
+        data = secret.encode("utf-8")
+        box = bytes(a ^ b for a, b in zip(data, self._stream(session_id, nonce, len(data)), strict=True))
+        return f"{_HIDDEN}{nonce.hex()}:{box.hex()}:{self._tag(session_id, nonce, box)}"
+
+    def reveal(self, session_id: str, stored: str | None) -> str | None:
+        """The secret :meth:`hide` made ``stored`` of for ``session_id``; None when this key did not make it."""
+        if not isinstance(stored, str) or not stored.startswith(_HIDDEN):
+            return None
+        try:
+            nonce_hex, box_hex, tag = stored[len(_HIDDEN) :].split(":")
+            nonce, box = bytes.fromhex(nonce_hex), bytes.fromhex(box_hex)
+        except ValueError:
+            return None
+        if not hmac.compare_digest(self._tag(session_id, nonce, box), tag):
+            return None
+        plain = bytes(a ^ b for a, b in zip(box, self._stream(session_id, nonce, len(box)), strict=True))
+        try:
+            return plain.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+
+    def _stream(self, session_id: str, nonce: bytes, size: int) -> bytes:
+        blocks = (size + 31) // 32
+        head = f"debugrelay-keeper-v1\n{session_id}\n".encode() + nonce
+        return b"".join(
+            hmac.new(self._keeper, head + i.to_bytes(4, "big"), hashlib.sha256).digest() for i in range(blocks)
+        )[:size]
+
+    def _tag(self, session_id: str, nonce: bytes, box: bytes) -> str:
+        data = f"debugrelay-keeper-tag-v1\n{session_id}\n".encode() + nonce + box
+        return hmac.new(self._keeper, data, hashlib.sha256).hexdigest()
 
     # -- replicas -----------------------------------------------------------------------------------
 

@@ -30,6 +30,7 @@ def build_launchers(settings: Settings) -> dict[str, Launcher]:
             launch_timeout=settings.launch_timeout,
             request_timeout=settings.request_timeout,
             orphan_after=orphan_seconds(settings.session_timeout_minutes),
+            workspace=settings.workspace or None,
         )
     if "docker" in offered:
         launchers["docker"] = DockerLauncher(settings, pool_size=settings.docker_pool_size)

@@ -181,6 +181,8 @@ def test_a_target_reaches_nothing_of_the_host_nor_the_relays_api(
         aims = [("its network's gateway", "gateway()", port)]
         aims += [(where, repr(a), port) for where, a in host_addresses(docker_client, stack.project).items()]
         aims += [(f"the relay on {name}", repr(a), 8765) for name, a in relay_addresses.items() if name != network]
+        redis = docker_client.containers.get(stack.container_id("redis"))
+        aims += [("Redis", repr(n["IPAddress"]), 6379) for n in redis.attrs["NetworkSettings"]["Networks"].values()]
         for where, address, to in aims:
             answer = probe(f"reach({address}, {to})")
             assert "failed" in answer, f"{where} ({address}:{to}): {answer}"
@@ -211,6 +213,30 @@ def test_a_target_reaches_nothing_of_the_host_nor_the_relays_api(
         http.close()
     stack.down()
     assert leftovers(docker_client, stack.project, stack.sessions) == []
+
+
+def test_redis_asks_the_generated_password_given_on_no_command_line_and_only_the_relay_reaches_it(
+    docker_client: Any, stack: Stack
+) -> None:
+    """Redis takes the password `make up` wrote into .env on its standard input: the command line the
+    engine started it with (which `ps` shows every user of the host) does not carry it. Without it Redis
+    answers nothing; the app on the network of apps to attach to does not even find it."""
+    http = started(stack)
+    http.close()
+    password = stack.settings["DEBUGRELAY_REDIS_PASSWORD"]
+    assert len(password) >= 32
+    redis = docker_client.containers.get(stack.container_id("redis"))
+    command = [redis.attrs["Path"], *redis.attrs["Args"]]
+    assert not any(password in part for part in command), command
+    assert b"NOAUTH" in redis.exec_run(["redis-cli", "ping"]).output
+    assert redis.exec_run(["redis-cli", "ping"], environment={"REDISCLI_AUTH": password}).output.strip() == b"PONG"
+
+    app = docker_client.containers.get(stack.container_id("example-app"))
+    addresses = [n["IPAddress"] for n in redis.attrs["NetworkSettings"]["Networks"].values()]
+    program = (REPO / REACH).read_text() + "".join(f"\nprint(reach({a!r}, 6379))" for a in ["redis", *addresses])
+    asked = app.exec_run(["python3", "-c", program])
+    assert asked.exit_code == 0, asked.output
+    assert asked.output.decode().count("failed") == 1 + len(addresses), asked.output
 
 
 def test_a_handler_in_a_container_is_debugged_in_four_calls_and_reached_at_its_published_url(

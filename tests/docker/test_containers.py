@@ -40,6 +40,7 @@ def test_breakpoints_frames_and_sources_speak_the_users_paths(
     (container,) = managed(docker_client, sid)
     theirs = container.exec_run(["python", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"])
     assert launched["python"] == theirs.output.decode().strip(), launched
+    assert "interpreter" not in launched, launched  # the checkout's .venv is the host's: never the container's
     assert ok(api.get(f"/sessions/{sid}"))["python"] == launched["python"]
     frames = ok(api.get(f"/sessions/{sid}/stacktrace"))["frames"]
     assert [f["file"] for f in frames[:3]] == [BASIC] * 3
@@ -311,3 +312,18 @@ def test_a_container_program_cannot_make_the_relay_show_host_files(docker_client
         host.shows_no_host_file(launcher="docker", stop_on_exception="uncaught")
     finally:
         host.stop()
+
+
+def test_a_target_whose_network_goes_silent_ends_the_run_and_says_so(
+    docker_client: Any, api: httpx.Client, sessions: Sessions
+) -> None:
+    """A container's network can go with it before its last bytes or its connection's end reach the relay
+    (the container stops, a node is lost): the relay probes a silent connection and ends the run, it never
+    shows it running forever."""
+    sid = sessions.create()
+    sessions.launch(sid, target("loop.py"), launcher="docker")
+    container = docker_client.containers.get(ok(api.get(f"/sessions/{sid}"))["target"]["container_id"])
+    for network in list(container.attrs["NetworkSettings"]["Networks"]):
+        docker_client.networks.get(network).disconnect(container, force=True)
+    status = sessions.wait(sid, 120)  # the probes' bound: 10 s idle, then 3 probes 5 s apart
+    assert status["status"] == "terminated" and "debug connection was lost" in status["description"], status

@@ -1,5 +1,6 @@
 """deploy/'s Redis as the pod spec runs it, in the project's Redis image: its user, a read-only root, no
-capabilities, the configuration from the rendered ConfigMap, and the probes' `redis-cli` inside."""
+capabilities, the configuration from the rendered ConfigMap, the password off its command line, and the
+probes' `redis-cli` inside."""
 
 from __future__ import annotations
 
@@ -88,3 +89,6 @@ def test_the_redis_pod_spec_runs_in_the_redis_image_and_its_probes_pass(
     assert config == {"maxmemory": str(384 * 1024 * 1024), "maxmemory-policy": "noeviction", "appendonly": "yes"}
     wrong = container.exec_run(spec["readinessProbe"]["exec"]["command"], environment={"REDISCLI_AUTH": "wrong"})
     assert wrong.exit_code != 0
+    # the password reached redis-server on its standard input: on no command line of the node
+    started = [container.attrs["Path"], *container.attrs["Args"]]
+    assert not any(PASSWORD in part for part in started), started

@@ -7,6 +7,7 @@ import pytest
 
 from debugrelay.models import BreakpointRequest, LaunchRequest
 from debugrelay.service import DebugService
+from debugrelay.sessions._testruns import CARRIED
 
 from .conftest import ADD, BASIC, CRASH, CRASH_MESSAGE, LOOP, RAISE, crash_steps, paused_at, refusal
 from .fake_debugpy import Program
@@ -79,7 +80,7 @@ async def test_an_uncaught_exception_breakpoint_stops_where_the_program_raises(
     wanted = await service.set_exception_breakpoints(sid, ["uncaught"], [])
     assert (wanted.filters, wanted.exception_types) == (["uncaught"], [])
     started = await service.launch(sid, LaunchRequest(script=CRASH))
-    assert started.stops_on == "breakpoints, an uncaught exception"
+    assert started.stops_on == f"breakpoints, an uncaught exception ({CARRIED})"
     stop = await service.wait(sid, 10)
     assert (stop.status, stop.reason) == ("paused", "exception")
     raised = stop.exception
@@ -108,7 +109,8 @@ async def test_exception_types_alone_ask_for_raised_exceptions(service: DebugSer
     wanted = await service.set_exception_breakpoints(sid, [], types)
     assert (wanted.filters, wanted.exception_types) == (["raised"], types)
     started = await service.launch(sid, LaunchRequest(script=BASIC))
-    assert started.stops_on == f"breakpoints, every raised exception ({', '.join(types)}), even caught ones"
+    said = f"breakpoints, every raised exception ({', '.join(types)}), even caught ones ({CARRIED})"
+    assert started.stops_on == said
 
 
 async def test_unknown_exception_filters_and_types_are_refused(service: DebugService) -> None:

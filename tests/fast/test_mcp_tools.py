@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ from mcp import Client
 from mcp.types import CallToolResult
 
 from debugrelay.mcp_server import DebugTools, build_server
+from debugrelay.mcp_server import _catalog as catalog
 from debugrelay.service import DebugService, RelayService
 
 from .conftest import ADD, BASIC, LOOP
@@ -61,8 +63,8 @@ async def test_errors_name_tools_either_way(service: DebugService) -> None:
 
 
 async def test_the_tool_list_is_small_and_every_argument_is_described(relay: RelayService) -> None:
-    """The tool list is read by the model in every conversation: the debugger's tools stay within 11,300
-    bytes of JSON, all of them within 14,400; an argument without a description of its own is one the
+    """The tool list is read by the model in every conversation: the debugger's tools stay within 12,100
+    bytes of JSON, all of them within 15,200; an argument without a description of its own is one the
     server's instructions describe."""
     server = build_server(relay)
     async with Client(server) as client:
@@ -74,9 +76,10 @@ async def test_the_tool_list_is_small_and_every_argument_is_described(relay: Rel
 
     extra = {"debug_snapshot", "debug_analyze", "debug_capture", "debug_evidence", "debug_request"}
     core = [t for t in tools if t.name not in extra]
-    assert len(core) == 25 and len(tools) == 30
-    assert size(core) <= 11_300  # the debugger's tools (with processes: show_pid; a service: launch port; traces)
-    assert size(tools) <= 14_400  # with the evidence tools (snapshots, patterns, capture points) and requests
+    assert len(core) == 26 and len(tools) == 31
+    assert size(core) <= 12_100  # the debugger's tools (with processes: show_pid; a service: launch port; traces;
+    # every launch option: launcher, image, published ports; run to a line)
+    assert size(tools) <= 15_200  # with the evidence tools (snapshots, patterns, capture points), requests
     instructions = server.instructions or ""
     for tool in tools:
         for name, prop in tool.input_schema["properties"].items():
@@ -89,7 +92,7 @@ async def test_each_tool_says_at_its_definition_what_the_list_says_of_it(relay: 
     toolset = DebugTools(relay)
     specs, made = toolset.specs(), toolset.tools()
     assert [s.name for s in specs] == [t.name for t in made]
-    assert len({s.name for s in specs}) == len(specs) == 30
+    assert len({s.name for s in specs}) == len(specs) == 31
     extra = {"debug_snapshot", "debug_analyze", "debug_capture", "debug_evidence", "debug_request"}
     assert {s.name for s in specs if not s.core} == extra
     for spec, tool in zip(specs, made, strict=True):
@@ -105,3 +108,27 @@ async def test_removing_all_breakpoints_lets_the_program_run_to_its_end(service:
         assert (await call(tools, "debug_status")).get("breakpoints", []) == []
         end = await call(tools, "debug_continue")
         assert (end["status"], end["exit_code"]) == ("terminated", 0)
+
+
+async def test_an_argument_a_tool_does_not_take_is_refused_by_name_and_changes_nothing(relay: RelayService) -> None:
+    """An argument the tool does not take (a misspelling, an option of another tool) is refused by name, not
+    ignored; a wrong value names its argument in the relay's own error shape; nothing is launched."""
+    async with Client(build_server(relay)) as tools:
+        unknown = await tools.call_tool("debug_launch", {"script": BASIC, "frobnicate": 1})
+        error = json.loads(unknown.content[0].text)["error"]  # type: ignore[union-attr]
+        assert unknown.is_error
+        assert (error["code"], error["details"]) == ("invalid_request", {"unknown": ["frobnicate"]})
+        assert "'frobnicate'" in error["message"]
+        wrong = await tools.call_tool("debug_launch", {"script": BASIC, "launcher": "moon"})
+        error = json.loads(wrong.content[0].text)["error"]  # type: ignore[union-attr]
+        assert wrong.is_error
+        assert (error["code"], error["details"]) == ("invalid_request", {"arguments": ["launcher"]})
+        assert (await call(tools, "debug_status"))["sessions"] == []
+
+
+async def test_the_docs_show_the_tools_as_declared() -> None:
+    """docs/agents.md's table of tools, their count and the tool list's size are made from the declarations:
+    a tool added, renamed or described anew without the docs following fails here."""
+    docs = (Path(__file__).parents[2] / "docs" / "agents.md").read_text(encoding="utf-8")
+    made = catalog.section(await catalog.measure())
+    assert catalog.rewritten(docs, made) == docs, "run: python -m debugrelay.mcp_server._catalog docs/agents.md"

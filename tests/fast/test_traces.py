@@ -90,7 +90,14 @@ async def test_a_launch_whose_code_is_elsewhere_in_its_image_is_given_the_traced
     )
     given = json.loads(for_target(spec, [record]).env[ENV])
     assert given == [
-        {"id": "t1", "file": "/srv/shop/app/cart.py", "qualname": "Cart.total", "keep": 1000, "callees": False}
+        {
+            "id": "t1",
+            "file": "/srv/shop/app/cart.py",
+            "qualname": "Cart.total",
+            "keep": 1000,
+            "callees": False,
+            "reprs": False,
+        }
     ]
     assert for_target(LaunchRequest(script="/x.py"), []).env == {}  # no trace: the launch as it was
 

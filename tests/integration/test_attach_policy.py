@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import json
 import os
@@ -94,6 +95,35 @@ def test_an_attach_where_no_debugpy_ever_listens_says_so(api: httpx.Client) -> N
     assert session_ids(api) == before
 
 
+def test_an_attach_through_a_published_port_waits_for_the_debugpy_behind_it(
+    api: httpx.Client, sessions: Sessions
+) -> None:
+    port = free_port()
+    program = debugpy_listening("127.0.0.1", port)
+    door = FrontDoor()
+    answer: list[httpx.Response] = []
+    asking = threading.Thread(
+        target=lambda: answer.append(
+            api.post("/sessions", json={"mode": "attach", "host": "127.0.0.1", "port": door.port})
+        )
+    )
+    try:
+        asking.start()
+        until(lambda: door.count >= 2, "the relay's side to knock twice on the silent port")
+        door.behind = port
+        asking.join()
+        sid = ok(answer[0], 201)["session_id"]
+        sessions.created.append(sid)
+        sessions.bp(sid, LOOP, line_of(LOOP, "forever"))
+        status = sessions.wait(sid)
+        assert status["status"] == "paused" and status["location"]["line"] == line_of(LOOP, "forever"), status
+        ok(api.post(f"/sessions/{sid}/detach"))
+    finally:
+        asking.join()
+        door.close()
+        end_debugpy(program, port)
+
+
 @pytest.mark.parametrize("host", ["169.254.169.254", "224.0.0.1", "0.0.0.0"])
 def test_metadata_multicast_and_unspecified_addresses_are_never_attached_to(api: httpx.Client, host: str) -> None:
     before = session_ids(api)
@@ -183,10 +213,11 @@ class Knocks:
     def __init__(self, address: str, port: int) -> None:
         self.server = socket.create_server((address, port))
         self.server.settimeout(0.1)
+        self.port: int = self.server.getsockname()[1]
         self.count = 0
         self.done = threading.Event()
-        self.thread = threading.Thread(target=self.serve)
-        self.thread.start()
+        self.threads = [threading.Thread(target=self.serve)]
+        self.threads[0].start()
 
     def serve(self) -> None:
         while not self.done.is_set():
@@ -194,13 +225,51 @@ class Knocks:
                 conn, _ = self.server.accept()
             except TimeoutError:
                 continue
-            self.count += 1
-            conn.close()
+            self.take(conn)
+
+    def take(self, conn: socket.socket) -> None:
+        self.count += 1
+        conn.close()
 
     def close(self) -> None:
         self.done.set()
-        self.thread.join()
+        for thread in self.threads:
+            thread.join()
         self.server.close()
+
+
+class FrontDoor(Knocks):
+    """A published port as Docker's proxy keeps it: it accepts and hangs up without a byte while nothing
+    listens behind it (``count``), then passes connections on to ``behind`` once that is set."""
+
+    def __init__(self) -> None:
+        self.behind: int | None = None
+        super().__init__("127.0.0.1", 0)
+
+    def take(self, conn: socket.socket) -> None:
+        if self.behind is None:
+            super().take(conn)
+            return
+        back = socket.create_connection(("127.0.0.1", self.behind))
+        for a, b in ((conn, back), (back, conn)):
+            self.threads.append(threading.Thread(target=self.pipe, args=(a, b)))
+            self.threads[-1].start()
+
+    def pipe(self, source: socket.socket, sink: socket.socket) -> None:
+        source.settimeout(0.1)
+        while not self.done.is_set():
+            try:
+                data = source.recv(65536)
+            except TimeoutError:
+                continue
+            except OSError:
+                data = b""
+            if not data:
+                with contextlib.suppress(OSError):
+                    sink.shutdown(socket.SHUT_WR)
+                return
+            with contextlib.suppress(OSError):
+                sink.sendall(data)
 
 
 def test_a_rebinding_name_reaches_only_the_address_that_was_checked(tmp_path: Path) -> None:

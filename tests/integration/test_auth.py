@@ -4,6 +4,8 @@ from it. Real relay processes; clients on other loopback addresses (127.0.0.x) s
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +19,7 @@ pytestmark = pytest.mark.integration
 
 TOKEN = "auth-test-token-7c1e90"
 BURST = 10  # api.auth.BURST
+GLOBAL_BURST, GLOBAL_PER_SECOND = 50, 0.5  # api.auth.GLOBAL_BURST, GLOBAL_PER_SECOND: wrong tokens from all addresses
 MCP = {"Accept": "application/json, text/event-stream"}
 TOOLS = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
 
@@ -106,5 +109,26 @@ def test_with_no_token_configured_nothing_is_limited(tmp_path: Path) -> None:
     try:
         for n in range(BURST + 5):
             ok(relay.http.get("/sessions", headers=bearer(f"anything-{n}")))
+    finally:
+        relay.stop()
+
+
+def test_wrong_tokens_from_many_addresses_share_one_budget_and_the_right_token_still_works(tmp_path: Path) -> None:
+    relay = Relay(tmp_path, env={"DEBUGRELAY_TOKEN": TOKEN})
+    try:
+        with client_from(relay.url, "127.0.0.1") as person:
+            ok(person.get("/sessions", headers=bearer(TOKEN)))  # the token's holder, at work before the guessing
+            evaluated = 0
+            started = time.monotonic()
+            for n in range(30):  # 30 hosts, each within its own allowance
+                with client_from(relay.url, f"127.0.1.{n + 1}") as guesser:
+                    for guess in range(BURST):
+                        answer = guesser.get("/sessions", headers=bearer(f"guess-{n}-{guess}"))
+                        assert answer.status_code in (401, 429), answer.text
+                        evaluated += answer.status_code == 401
+                ok(person.get("/sessions", headers=bearer(TOKEN)))  # the right token is never refused meanwhile
+            # a guess is told wrong within the shared budget and what it refilled since, never 10 per address
+            refilled = math.ceil((time.monotonic() - started) * GLOBAL_PER_SECOND)
+            assert evaluated <= GLOBAL_BURST + refilled < 30 * BURST, evaluated
     finally:
         relay.stop()

@@ -626,7 +626,7 @@ def test_ac_bp_8_exception_breakpoint_pauses_on_the_type_and_its_subclasses(api:
             f"/sessions/{sid}/exception-breakpoints", json={"filters": ["raised"], "exception_types": ["KeyError"]}
         )
     )
-    assert answer == {"filters": ["raised"], "exception_types": ["KeyError"]}
+    assert answer == {"filters": ["raised"], "exception_types": ["KeyError"], "carries_over": True}
     sessions.launch(sid, EXCEPTIONS)
     assert exception_stops(api, sessions, sid) == [
         ("MissingKey", line_of(EXCEPTIONS, "raise-missing")),
@@ -654,6 +654,7 @@ def test_exception_breakpoint_on_a_class_of_the_script_itself(api: Api, sessions
     assert ok(api.get(f"/sessions/{sid}/exception-breakpoints")) == {
         "filters": ["raised"],
         "exception_types": ["AppError"],
+        "carries_over": True,  # the session's own: each launch without stop_on_exception keeps them
     }
     sessions.launch(sid, EXCEPTIONS)
     assert exception_stops(api, sessions, sid) == [("RetryableError", line_of(EXCEPTIONS, "raise-retry"))]
@@ -702,7 +703,7 @@ def test_bad_exception_breakpoints_change_nothing(api: Api, sessions: Sessions, 
     response = api.post(f"/sessions/{sid}/exception-breakpoints", json=body)
     assert response.status_code == 400, response.text
     now = ok(api.get(f"/sessions/{sid}/exception-breakpoints"))
-    assert now == {"filters": ["uncaught"], "exception_types": []}
+    assert now == {"filters": ["uncaught"], "exception_types": [], "carries_over": True}
 
 
 # -- hit counts and never-hit ------------------------------------------------------------------------------

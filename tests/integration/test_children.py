@@ -5,6 +5,11 @@ real debugpy, local targets (the container ones are in tests/docker)."""
 
 from __future__ import annotations
 
+import base64
+import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +32,8 @@ GATE = target("proc_gate.py")
 SHELL = target("proc_shell.py")
 XDIST = target("xdist_suite")
 WSGI = target("wsgi_app.py")
+GUARDED = target("proc_guarded.py")
+FORGED = str(Path(__file__).parent / "forged_pydevd.py")
 
 
 def run_with_a_breakpoint_in_the_child(
@@ -388,3 +395,141 @@ def test_a_pool_run_without_child_debugging_names_its_undebugged_workers(api: ht
     assert ended["status"] == "terminated" and ended["exit_code"] == 0
     assert "debug_subprocesses" in ended["undebugged_note"]
     assert ended["undebugged"] and all(p["pid"] for p in ended["undebugged"])
+
+
+# -- a process that only claims to be a child ---------------------------------------------------------
+
+SECRET = "Sesame-4711"  # in the session's condition, log message and evaluate text
+HANDSHAKE = ["pydevdAuthorize", "pydevdSystemInfo"]  # what debugpy's adapter asks any process that connects
+
+
+def adapter_server_port(root: int) -> int | None:
+    """The port of debugpy's adapter the program's own debugger is connected to (where children connect)."""
+    try:
+        conns = psutil.Process(root).net_connections("tcp")
+    except psutil.Error:
+        return None
+    return next((c.raddr.port for c in conns if c.raddr and c.status == psutil.CONN_ESTABLISHED), None)
+
+
+def listening_pid(port: int) -> int:
+    conns = psutil.net_connections("tcp")
+    return next(c.pid for c in conns if c.laddr and c.laddr.port == port and c.status == psutil.CONN_LISTEN)
+
+
+def requests_to(record: Path) -> list[dict[str, Any]]:
+    """The requests the forged process received, in order."""
+    lines = record.read_text().splitlines() if record.exists() else []
+    return [m for m in map(json.loads, lines) if m.get("type") == "request"]
+
+
+def texts_of(messages: list[dict[str, Any]]) -> str:
+    """Everything in ``messages``, the breakpoint checks the relay compiles (base32 of JSON) decoded too."""
+    raw = json.dumps(messages)
+    specs = re.findall(r"_debugrelay_check\._([A-Z2-7]+)", raw)
+    return raw + "".join(base64.b32decode(s + "=" * (-len(s) % 8)).decode() for s in specs)
+
+
+def keeper_log(relay: Relay, sid: str) -> str:
+    """What the target's keeper wrote (a local target's log, in the relay's state folder)."""
+    return (relay.log.parent / "state" / "targets" / f"{sid}.log").read_text()
+
+
+class Forged:
+    """A process that connects to the session's debugpy where its children connect and claims to be one
+    (the program its parent), as any local process can; it records what it receives."""
+
+    def __init__(self, api: httpx.Client, sid: str, record: Path, *, claim_the_adapter: bool = False) -> None:
+        self.api, self.sid, self.record = api, sid, record
+        self.root = until(lambda: ok(api.get(f"/sessions/{sid}/processes"))["processes"][0]["pid"], "the pid")
+        port = until(lambda: adapter_server_port(self.root), "the program's debugger connected to its adapter")
+        # a real process of the program that is not a child debugpy follows, or a pid no process has
+        pid_max = int(Path("/proc/sys/kernel/pid_max").read_text())
+        self.claimed = listening_pid(port) if claim_the_adapter else pid_max + 1
+        argv = [sys.executable, FORGED, str(port), str(self.claimed), str(self.root), str(record)]
+        self.proc = subprocess.Popen(argv)
+
+    def refusal(self) -> str | None:
+        notes = ok(self.api.get(f"/sessions/{self.sid}")).get("notes", [])
+        return next((n for n in notes if f"process {self.claimed}," in n), None)
+
+    def received(self) -> list[dict[str, Any]]:
+        return requests_to(self.record)
+
+    def asked(self) -> list[str]:
+        """What it was asked beyond debugpy's handshake: an attached child is initialized, configured, ..."""
+        return [m["command"] for m in self.received()][len(HANDSHAKE) :]
+
+    def settled(self) -> str | None:
+        """The session's note of its refusal, once there is one (None: it was attached instead)."""
+        until(lambda: self.refusal() or self.asked(), "the forged process refused or attached", 120)
+        return None if self.asked() else self.refusal()
+
+    def end(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+
+@pytest.mark.parametrize(
+    "case", ["the adapter's pid, children on", "a made-up pid, children on", "a made-up pid, children off"]
+)
+def test_a_process_that_claims_to_be_a_child_is_refused_and_given_nothing(
+    relay: Relay, api: httpx.Client, sessions: Sessions, tmp_path: Path, case: str
+) -> None:
+    gate = tmp_path / "gate"
+    sid = sessions.create()
+    sessions.bp(sid, GUARDED, line_of(GUARDED, "stop-line"), condition=f"'{SECRET}' != ''")
+    sessions.bp(sid, GUARDED, line_of(GUARDED, "logged-line"), log_message=f"{SECRET} {{n}}")
+    sessions.launch(sid, GUARDED, args=[str(gate)], debug_subprocesses=case.endswith("children on"))
+    forged = Forged(api, sid, tmp_path / "forged.jsonl", claim_the_adapter=case.startswith("the adapter's"))
+    try:
+        note = forged.settled()
+        assert note and "refused" in note, forged.received()
+        assert [m["command"] for m in forged.received()] == HANDSHAKE
+        assert f"refused process {forged.claimed} " in keeper_log(relay, sid)
+        listed = ok(api.get(f"/sessions/{sid}/processes"))["processes"]
+        assert [p["pid"] for p in listed] == [forged.root], listed
+
+        gate.touch()
+        stop = sessions.wait(sid, timeout=120)
+        assert stop["status"] == "paused" and stop["location"]["line"] == line_of(GUARDED, "stop-line"), stop
+        assert stop.get("process") in (None, forged.root), stop  # the program's own stop, not the forged one's
+        answer = ok(api.post(f"/sessions/{sid}/evaluate", json={"expression": f"len('{SECRET}') + total"}))
+        assert answer["result"] == str(len(SECRET) + 4)
+        ok(api.post(f"/sessions/{sid}/continue"))
+        end = sessions.wait(sid, timeout=120)
+        assert end["status"] == "terminated" and end["exit_code"] == 0, end
+        logged = [f"{SECRET} {n}\n" for n in range(3)]  # the logpoint, for the session's own owner
+        assert output_text(api, sid, "stdout") == "".join([*logged, "GUARDED-END\n"])
+        forged.proc.wait(120)  # its connection ends with the target's debugger
+    finally:
+        forged.end()
+    received = forged.received()
+    assert [m["command"] for m in received] == HANDSHAKE, received
+    assert SECRET not in texts_of(received)
+
+
+def test_a_child_started_while_a_forged_one_is_connected_is_debugged_once_it_has_gone(
+    relay: Relay, api: httpx.Client, sessions: Sessions, tmp_path: Path
+) -> None:
+    gate = tmp_path / "gate"
+    sid = sessions.create()
+    sessions.bp(sid, CHILD, line_of(CHILD, "child-line"), condition=f"'{SECRET}' != ''")
+    sessions.launch(sid, GUARDED, args=[str(gate), "with a child"], debug_subprocesses=True)
+    forged = Forged(api, sid, tmp_path / "forged.jsonl")
+    try:
+        assert forged.settled(), forged.received()
+        gate.touch()  # the program starts its child: debugpy announces it while the forged one is connected
+        until(lambda: "waits to be attached" in keeper_log(relay, sid), "the child held back", 120)
+        forged.end()
+        stop = sessions.wait(sid, timeout=120)
+        assert stop["status"] == "paused" and stop["location"]["file"] == CHILD and stop["process"], stop
+        assert ok(api.post(f"/sessions/{sid}/evaluate", json={"expression": "n"}))["result"] == "7"
+        ok(api.post(f"/sessions/{sid}/continue"))
+        end = sessions.wait(sid, timeout=120)
+        assert end["status"] == "terminated" and end["exit_code"] == 0, end
+        assert output_text(api, sid, "stdout") == "child squared 49\nGUARDED-END\n"
+    finally:
+        forged.end()
+    assert [m["command"] for m in forged.received()] == HANDSHAKE

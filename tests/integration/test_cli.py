@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +26,12 @@ CRASH = target("crash.py")
 ADD = line_of(BASIC, "add-body")
 
 
+# where a command runs unless a test says: an empty folder, so that answers name the tests' files by their
+# whole paths (a path under the folder a command runs in is shown relative to it)
+ELSEWHERE = Path(tempfile.mkdtemp(prefix="debugrelay-cli-"))
+atexit.register(shutil.rmtree, ELSEWHERE, True)
+
+
 class Cli:
     """Runs ``debugrelay ARGS`` with DEBUGRELAY_URL pointing at the test relay."""
 
@@ -30,13 +39,19 @@ class Cli:
         self.env = {**os.environ, "DEBUGRELAY_URL": relay.url}
         self.env.pop("DEBUGRELAY_TOKEN", None)
 
-    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+    def run(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [DEBUGRELAY, *args], env=self.env, capture_output=True, text=True, timeout=120, check=False
+            [DEBUGRELAY, *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            cwd=cwd or ELSEWHERE,
         )
 
-    def __call__(self, *args: str) -> Any:
-        done = self.run(*args)
+    def __call__(self, *args: str, cwd: Path | None = None) -> Any:
+        done = self.run(*args, cwd=cwd)
         assert done.returncode == 0, f"debugrelay {' '.join(args)}: {done.stderr}"
         assert "\n" not in done.stdout.strip(), "compact JSON is one line"
         return json.loads(done.stdout)
@@ -46,8 +61,8 @@ class Cli:
         assert done.returncode == 0, done.stderr
         return done.stdout
 
-    def error(self, *args: str) -> dict[str, Any]:
-        done = self.run(*args)
+    def error(self, *args: str, cwd: Path | None = None) -> dict[str, Any]:
+        done = self.run(*args, cwd=cwd)
         assert done.returncode != 0, done.stdout
         assert done.stdout == ""
         error: dict[str, Any] = json.loads(done.stderr)["error"]
@@ -71,7 +86,7 @@ def test_a_debugging_story_from_the_shell(cli: Cli, api: httpx.Client) -> None:
 
     stop = cli("launch", sid, BASIC, "one", "--env", "GREETING=hi", "--", "--two")
     assert stop["status"] == "paused", stop
-    assert stop["stops_on"] and stop["python"]  # what the launch said, as MCP's debug_launch says it
+    assert stop["python"] and "stops_on" not in stop  # said once; the default (uncaught exceptions) goes unsaid
     assert stop["reason"] == "breakpoint", stop
     assert stop["location"] == {"file": BASIC, "line": ADD, "function": "add"}
 
@@ -210,7 +225,43 @@ def test_failures_exit_non_zero_with_the_error_json(cli: Cli, relay: Relay) -> N
     assert elsewhere.error("sessions")["code"] == "relay_unreachable"
     usage = cli.run("step", "sideways")
     assert usage.returncode == 2
-    assert "invalid choice" in usage.stderr
+    assert "invalid choice: 'sideways'" in json.loads(usage.stderr)["error"]["message"]
+
+
+def test_an_option_nothing_takes_is_refused_by_name_on_the_cli_and_over_http(cli: Cli, api: httpx.Client) -> None:
+    """``frobnicate`` is refused by name, with the error JSON every other failure has, and launches nothing."""
+    before = ok(api.get("/sessions"))["sessions"]
+    refused = cli.run("launch", BASIC, "--frobnicate", "1")
+    assert refused.returncode == 2 and refused.stdout == ""
+    error = json.loads(refused.stderr)["error"]
+    assert error["code"] == "invalid_request"
+    assert "--frobnicate" in error["message"]
+    sid = cli("create")["session_id"]
+    over_http = api.post(f"/sessions/{sid}/launch", json={"script": BASIC, "frobnicate": 1})
+    assert over_http.status_code == 400
+    assert "frobnicate" in over_http.json()["error"]["message"]
+    assert ok(api.get(f"/sessions/{sid}"))["status"] == "created"  # nothing ran
+    cli("delete", sid)
+    assert ok(api.get("/sessions"))["sessions"] == before
+
+
+def test_a_test_launch_runs_where_the_command_is_given(cli: Cli, tmp_path: Path) -> None:
+    """``launch --test NODE`` runs pytest on one test in the folder the agent stands in (its rootdir, its
+    configuration), not the relay's, and pauses at the failing assert."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider\n")
+    checks = project / "test_totals.py"
+    checks.write_text("def test_total():\n    total = 2 + 2\n    assert total == 5  # total-assert\n")
+    stop = cli("launch", "--test", "test_totals.py::test_total", cwd=project)
+    assert stop["status"] == "paused", stop
+    assert stop["location"]["file"] == "test_totals.py"  # under the folder it was asked from: as named there
+    assert stop["location"]["line"] == line_of(str(checks), "total-assert")
+    assert stop["locals"]["total"] == "4"
+    done = cli("continue", stop["session_id"])
+    assert done["status"] == "terminated", done
+    assert f"rootdir: {project}" in "".join(o["text"] for o in cli("output", stop["session_id"])["outputs"])
+    cli("delete", stop["session_id"])
 
 
 def test_the_token_is_sent(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psutil
@@ -193,6 +194,10 @@ def test_unknown_interpreter_is_a_clear_error(api: httpx.Client, sessions: Sessi
     sid = sessions.create()
     err = error_of(api.post(f"/sessions/{sid}/launch", json={"script": BASIC, "python": "/nope/python3"}), 400)
     assert err["code"] == "launch_failed"
+    # restarting it repeats that launch: the restart asked for nothing wrong, the launch it repeats cannot run
+    again = error_of(api.post(f"/sessions/{sid}/restart"), 409, "launch_failed")
+    assert "/nope/python3" in again["message"], again
+    assert ok(api.get(f"/sessions/{sid}"))["status"] == "failed"
 
 
 def test_module_launch_and_missing_script(api: httpx.Client, sessions: Sessions) -> None:
@@ -604,6 +609,51 @@ def test_ac_eh_3_invalid_body_is_400_with_validation_errors(api: httpx.Client, s
     error_of(api.post("/sessions", json={"timeout_minutes": -1}), 400)
     error_of(api.post(f"/sessions/{sid}/wait", json={"timeout": "soon"}), 400)
     assert ok(api.get(f"/sessions/{sid}/status"))["status"] == "created"
+
+
+def nested(depth: int) -> Any:
+    """A value with ``depth`` arrays and objects, each in the one before."""
+    value: Any = "leaf"
+    for level in range(depth):
+        value = [value] if level % 2 else {"in": value}
+    return value
+
+
+def test_a_body_nested_past_64_levels_is_400_on_every_route_and_changes_nothing(
+    api: httpx.Client, sessions: Sessions
+) -> None:
+    sid = sessions.create(name="kept")
+    before = ok(api.get("/sessions"))["sessions"]
+    mcp = {"Accept": "application/json, text/event-stream"}
+    deep = nested(600)
+    for method, path, body, headers in [
+        ("POST", "/sessions", {"name": "deep", "labels": deep}, {}),
+        ("POST", "/sessions/import", {"format": 1, "name": "deep", "labels": deep}, {}),
+        ("POST", f"/sessions/{sid}/launch", {"script": BASIC, "env": deep}, {}),
+        ("POST", f"/sessions/{sid}/breakpoints", {"source": {"path": BASIC}, "line": 1, "x": deep}, {}),
+        ("POST", "/breakpoint-profiles", {"name": "deep", "breakpoints": deep}, {}),
+        ("POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": deep}, mcp),
+    ]:
+        err = error_of(api.request(method, path, json=body, headers=headers), 400, "invalid_request")
+        assert err["details"] == {"max_depth": 64} and "64 deep" in err["message"], (path, err)
+    assert ok(api.get("/sessions"))["sessions"] == before
+    assert ok(api.get(f"/sessions/{sid}/breakpoints"))["breakpoints"] == []
+
+    # brackets inside strings nest nothing; 64 levels are the body's own business: refused for its shape
+    sessions.create(name='\\"' + "[{" * 99)
+    err = error_of(api.post("/sessions", json={"name": "deep", "labels": nested(63)}), 400, "invalid_request")
+    assert "max_depth" not in err["details"], err
+
+
+def test_a_clone_of_a_clone_of_a_long_name_keeps_its_name_within_200(api: httpx.Client, sessions: Sessions) -> None:
+    sid = sessions.create(name="n" * 200)
+    first = ok(api.post(f"/sessions/{sid}/clone"), 201)
+    sessions.created.append(first["session_id"])
+    second = ok(api.post(f"/sessions/{first['session_id']}/clone"), 201)
+    sessions.created.append(second["session_id"])
+    for made in (first, second):
+        assert len(made["name"]) <= 200 and made["name"].endswith("… (clone)"), made["name"]
+        assert made["name"].startswith("n" * 150)
 
 
 def test_inspection_while_running_is_409_not_paused(api: httpx.Client, sessions: Sessions) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from debugrelay.mcp_server._tools import SHARED
+from debugrelay.service.actions import SHARED
 from tests.conftest import Relay, line_of, target
 from tests.integration.test_mcp import http_agent, stdio_agent
 

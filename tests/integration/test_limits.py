@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
@@ -176,3 +177,16 @@ def test_a_module_name_longer_than_any_file_name_runs_and_python_says_it_is_not_
     ok(api.post(f"/sessions/{sid}/launch", json={"module": "0" * 300}))
     assert sessions.wait(sid)["status"] == "terminated"
     assert "No module named" in output_text(api, sid)
+
+
+def test_the_relays_own_session_limit_holds_under_parallel_creates(cluster: Cluster) -> None:
+    relay = cluster.relay(DEBUGRELAY_MAX_SESSIONS="2", DEBUGRELAY_POOL_SIZE="0")
+
+    async def burst() -> list[httpx.Response]:
+        async with httpx.AsyncClient(base_url=relay.url, timeout=180) as client:
+            return await asyncio.gather(*(client.post("/sessions", json={}) for _ in range(20)))
+
+    answers = asyncio.run(burst())  # each create awaits the store (its lease) before it holds a place
+    assert sorted(a.status_code for a in answers) == [201, 201] + [429] * 18, [a.text for a in answers]
+    assert all(error_of(a, 429, "too_many_sessions") for a in answers if a.status_code == 429)
+    assert session_count(relay.http) == 2

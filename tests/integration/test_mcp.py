@@ -102,13 +102,24 @@ class Agent:
         return error
 
 
+CHECKOUT = str(Path(__file__).resolve().parents[2])
+
+
 @asynccontextmanager
-async def stdio_agent(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> AsyncIterator[Agent]:
-    """``debugrelay mcp`` as an MCP client configuration would start it."""
+async def stdio_agent(
+    tmp_path: Path, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> AsyncIterator[Agent]:
+    """``debugrelay mcp`` as an MCP client configuration would start it, in ``cwd`` (the agent's folder:
+    relative paths start there, and answers show the paths under it relative; default: an empty folder,
+    so that the tests' files are named by their whole paths)."""
+    folder = cwd or tmp_path / "agent-folder"
+    folder.mkdir(exist_ok=True)
     params = StdioServerParameters(
         command=DEBUGRELAY,
         args=["mcp", *args],
-        env={"DEBUGRELAY_STATE_DIR": str(tmp_path / "mcp-state"), **(env or {})},
+        # the relay it embeds reads the checkout's sources (its workspace), wherever the agent works
+        env={"DEBUGRELAY_STATE_DIR": str(tmp_path / "mcp-state"), "DEBUGRELAY_WORKSPACE": CHECKOUT, **(env or {})},
+        cwd=folder,
     )
     with (tmp_path / "mcp-stderr.log").open("w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
@@ -507,7 +518,7 @@ async def test_an_agent_finds_the_planted_bug_from_tool_descriptions(tmp_path: P
         assert crash["exception"]["message"] == "expected 5 averages, got 4"
         assert crash["locals"]["averages"].count(",") == 3  # four averages, five expected
         # 2. the hint: the cause may be in these locals; exception_autopsy when it is in a caller
-        assert crash["hint"].startswith("Stopped at an exception; its frame's locals are above."), crash["hint"]
+        assert crash["hint"].startswith("Stopped at an exception: its frame's locals are above;"), crash["hint"]
         assert "caller" in crash["hint"] and "exception_autopsy" in crash["hint"]
         autopsy = await agent.call("exception_autopsy")
         assert autopsy["frames"][0]["function"] == "main"
@@ -534,4 +545,4 @@ async def test_an_agent_finds_the_planted_bug_from_tool_descriptions(tmp_path: P
             print(f"  {name} {json.dumps(args)} -> {len(text.encode())} B")
         assert agent.calls == 7
         assert agent.text_bytes < 8_000  # answers stay compact
-        assert listing <= 14_400  # the tool list, read in every conversation (tests/fast bounds its parts)
+        assert listing <= 15_200  # the tool list, read in every conversation (tests/fast bounds its parts)

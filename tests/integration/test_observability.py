@@ -89,6 +89,25 @@ async def test_a_request_is_a_span_named_by_its_route(traced: httpx.AsyncClient,
     assert f"{read.context.trace_id:032x}" == TRACE_ID
 
 
+async def test_a_span_keeps_a_querys_names_and_none_of_its_values(
+    traced: httpx.AsyncClient, spans: InMemorySpanExporter
+) -> None:
+    sid = (await traced.post("/sessions", json={})).json()["session_id"]
+    query = {"since": "0", "password": "hunter2-is-not-a-password", "token": SECRET}
+    await traced.get(f"/sessions/{sid}/output", params=query)
+    await traced.get("/sessions", params={"password": "hunter2-is-not-a-password"})  # refused: a 400 span too
+
+    ended = spans.get_finished_spans()
+    assert {span.name for span in ended} >= {"GET /sessions/{session_id}/output", "GET /sessions"}, ended
+    for span in ended:
+        said = " ".join(str(value) for value in (span.attributes or {}).values())
+        assert "hunter2" not in said and SECRET not in said and "ghp_" not in said, span.attributes
+    read = next(span for span in ended if span.name == "GET /sessions/{session_id}/output")
+    assert read.attributes is not None
+    url = str(read.attributes["http.url"])
+    assert url.endswith(f"/sessions/{sid}/output?since=REDACTED&password=REDACTED&token=REDACTED"), url
+
+
 def test_without_the_otel_extra_the_relay_starts_and_says_so_once(tmp_path: Path) -> None:
     shim = tmp_path / "shim"
     shim.mkdir()

@@ -17,6 +17,7 @@ import pytest
 from tests.conftest import Relay, Sessions, line_of, ok, target, until
 from tests.integration.test_keeper import stored_output
 from tests.integration.test_mcp import http_agent
+from tests.integration.test_stops_leave_no_trace import PYTHONS, python_of
 from tests.redis_server import Cluster, poll
 
 pytestmark = pytest.mark.integration
@@ -24,6 +25,7 @@ pytestmark = pytest.mark.integration
 LINES = target("out_lines.py")
 CHARS = target("out_chars.py")
 MIXED = target("out_mixed.py")
+ORDER = target("out_order.py")
 EXIT = target("out_exit.py")
 PAUSED = target("out_paused.py")
 PAUSED_STOP = line_of(PAUSED, "stop here")
@@ -53,7 +55,7 @@ def launcher(request: pytest.FixtureRequest, api: httpx.Client) -> dict[str, Any
             pytest.skip("no Docker engine or no target image here")
         return {"launcher": "docker"}
     if request.param == "warm":
-        until(lambda: ok(api.get("/pool"))["pools"]["local"]["ready"] >= 1, "a warm target in the pool", 60)
+        until(lambda: plain_script_targets(api) >= 1, "a warm target in the pool", 60)
         return {"launcher": "local", "pool": True}
     return {"launcher": "local", "pool": False}
 
@@ -75,13 +77,22 @@ def text_of(api: httpx.Client, sid: str, stream: str = "stdout") -> str:
     return "".join(e["text"] for e in entries(api, sid) if e["type"] == stream)
 
 
+WARM_RUNS: dict[str, bool] = {}  # session -> whether its run took a warm target
+
+
+def plain_script_targets(api: httpx.Client) -> int:
+    """Warm targets of the relay's own Python a script can take (not those that imported pytest already)."""
+    pool = ok(api.get("/pool"))["pools"]["local"]
+    ready: int = pool["interpreters"].get(pool["python"], 0)
+    return ready
+
+
 def run_to_end(api: httpx.Client, sessions: Sessions, script: str, opts: dict[str, Any], **launch: Any) -> str:
     sid = sessions.create()
     if opts.get("pool"):  # each run takes a warm target: the pool refills in the background meanwhile
         until(lambda: ok(api.get("/pool"))["pools"]["local"]["ready"] >= 1, "a warm target in the pool", 60)
-    started = sessions.launch(sid, script, **opts, **launch)
-    if opts.get("pool"):
-        assert ok(api.get(f"/sessions/{sid}"))["target"].get("pooled") is True, started
+    sessions.launch(sid, script, **opts, **launch)
+    WARM_RUNS[sid] = ok(api.get(f"/sessions/{sid}"))["target"].get("pooled") is True
     ended = sessions.wait(sid, timeout=120)
     assert ended["status"] == "terminated", ended
     return sid
@@ -91,13 +102,17 @@ def test_3000_lines_and_the_last_one_ten_runs_in_a_row(
     api: httpx.Client, sessions: Sessions, launcher: dict[str, Any]
 ) -> None:
     expected = [f"line {n}" for n in range(3000)] + ["DONE-END"]
+    warm = 0
     for _ in range(10):
         sid = run_to_end(api, sessions, LINES, launcher)
+        warm += WARM_RUNS.pop(sid)
         assert text_of(api, sid).splitlines() == expected
         read_again = text_of(api, sid).splitlines()  # the answer does not change once the run has ended
         assert read_again == expected
         ok(api.delete(f"/sessions/{sid}"))
         sessions.created.remove(sid)
+    if launcher.get("pool"):  # warm targets served the runs (one may start cold while a busy pool refills)
+        assert warm >= 5, warm
 
 
 def test_a_flood_of_single_flushed_characters(api: httpx.Client, sessions: Sessions, launcher: dict[str, Any]) -> None:
@@ -113,6 +128,32 @@ def test_stdout_and_stderr_interleaved_each_whole_and_in_order(
     assert text_of(api, sid, "stderr").splitlines() == [f"err {n}" for n in range(500)] + ["ERR-END"]
     stamps = [e["timestamp"] for e in entries(api, sid)]
     assert stamps == sorted(stamps)  # each entry keeps when it was written, in the order served
+
+
+def in_written_order(api: httpx.Client, sid: str) -> list[tuple[str, str]]:
+    """The session's output as (stream, line), the 3,000 characters left out."""
+    return [(e["type"], e["text"].strip()) for e in entries(api, sid) if e["text"].strip("x\n")]
+
+
+WRITTEN = [("stderr", "WARNING: written before the rest"), ("stdout", "OUT-LAST")]
+
+
+def test_output_keeps_the_order_it_was_written_in_across_stdout_and_stderr(
+    api: httpx.Client, sessions: Sessions, launcher: dict[str, Any]
+) -> None:
+    for _ in range(3):
+        sid = run_to_end(api, sessions, ORDER, launcher)
+        assert in_written_order(api, sid) == WRITTEN
+        assert text_of(api, sid).startswith("x" * 3000 + "\nOUT-LAST")
+
+
+@pytest.mark.parametrize("python", PYTHONS)
+def test_output_order_across_streams_on_each_python(api: httpx.Client, sessions: Sessions, python: str) -> None:
+    sid = run_to_end(api, sessions, ORDER, {"launcher": "local", "pool": False}, **python_of(python))
+    assert in_written_order(api, sid) == WRITTEN
+    # what a child process writes on the file descriptors it shares keeps its place too
+    sid = run_to_end(api, sessions, ORDER, {"launcher": "local", "pool": False}, args=["child"], **python_of(python))
+    assert in_written_order(api, sid) == [("stderr", "CHILD-ERR"), *WRITTEN]
 
 
 def test_os_exit_right_after_writing_loses_nothing(
@@ -301,4 +342,4 @@ def test_the_answer_that_says_the_program_ended_carries_its_new_output_once(
     cli = Cli(relay)
     launched = cli("launch", script, "y")
     done = launched if launched["status"] == "terminated" else cli("wait", launched["session_id"])
-    assert "mean 4.0 args ['y']\n" in done["output"] and "`debugrelay output`" in done["hint"], done
+    assert "mean 4.0 args ['y']\n" in done["output"] and "hint" not in done, done  # all it printed is here

@@ -346,6 +346,21 @@ def test_two_replicas_forward_to_the_owner_and_take_over_when_it_dies(cluster: C
     assert ok(other.http.get("/cluster"))["sessions_owned"] == 2
 
 
+def test_a_replica_refuses_a_body_nested_too_deep_itself_and_forwards_none(cluster: Cluster) -> None:
+    owner, other = cluster.relay(), cluster.relay()
+    sid = create(owner.http, name="held by the owner")
+    deep: Any = "leaf"
+    for _ in range(600):
+        deep = [deep]
+    refused = other.http.post(f"/sessions/{sid}/breakpoints", json={"source": {"path": TICK}, "line": deep})
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["error"]["details"] == {"max_depth": 64}
+    assert "x-debugrelay-served-by" not in refused.headers  # answered by the replica asked, never forwarded
+    assert ok(owner.http.get(f"/sessions/{sid}/breakpoints"))["breakpoints"] == []
+    forwarded = other.http.get(f"/sessions/{sid}/breakpoints")
+    assert forwarded.headers["x-debugrelay-served-by"] == instance_of(owner.http)
+
+
 # -- Redis faults ------------------------------------------------------------------------------------
 
 

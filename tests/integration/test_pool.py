@@ -6,6 +6,9 @@ import asyncio
 import json
 import signal
 import socket
+import subprocess
+import sys
+import sysconfig
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +76,7 @@ def program(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def warm(api: httpx.Client) -> httpx.Client:
-    until(lambda: full(api), "the pool to be full", seconds=60)
+    until(lambda: full(api), "the pool to be full", seconds=180)
     return api
 
 
@@ -282,11 +285,13 @@ def test_pool_size_zero_disables_the_pool(tmp_path: Path) -> None:
 def test_no_pooled_process_outlives_the_relay(tmp_path: Path, how: str) -> None:
     relay = Relay(tmp_path, env={"DEBUGRELAY_POOL_SIZE": "3"})
     try:
-        until(lambda: full(relay.http), "the pool to be full", seconds=60)
+        until(lambda: full(relay.http), "the pool to be full", seconds=180)
         keepers = pooled_processes(relay)
         assert len(keepers) == 3
         # each keeper holds one warm interpreter (and, as their subreaper, the debugpy adapter it started)
-        interpreters = [c for keeper in keepers for c in keeper.children() if "_debugrelay_pool" in c.cmdline()]
+        interpreters = [
+            c for keeper in keepers for c in keeper.children() if "_debugrelay_pool" in " ".join(c.cmdline())
+        ]
         assert len(interpreters) == 3
         warm = [*keepers, *interpreters]
         ports = [debugpy_port(keeper.cmdline()) for keeper in keepers]
@@ -306,3 +311,54 @@ def test_no_pooled_process_outlives_the_relay(tmp_path: Path, how: str) -> None:
         assert [p for p in alive if p.status() != psutil.STATUS_ZOMBIE] == []
     finally:
         relay.stop()
+
+
+def test_a_test_run_on_the_projects_own_interpreter_runs_warm_from_its_relaunch(
+    api: httpx.Client, sessions: Sessions, tmp_path: Path
+) -> None:
+    """The first launch on an interpreter other than the relay's starts cold; from then on the pool keeps
+    targets of that interpreter warm, so the relaunch (the agent's next try) starts in one."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    libraries = next(venv.glob("lib/python*/site-packages"))
+    (libraries / "relay_libs.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")  # its pytest: the relay's
+    (tmp_path / "test_price.py").write_text("def test_price():\n    assert 2 + 2 == 5\n")
+    sid = sessions.create()
+    launch = {"test": "test_price.py::test_price", "cwd": str(tmp_path), "python": python}
+    ok(api.post(f"/sessions/{sid}/launch", json=launch))
+    first = sessions.wait(sid)
+    assert first["status"] == "paused" and first["location"]["function"] == "test_price", first
+    assert not ok(api.get(f"/sessions/{sid}"))["target"].get("pooled")
+
+    def warm() -> int:  # its warm targets: with pytest imported, as this is a test run
+        return int((pool(api)["local"].get("interpreters") or {}).get(f"{python} (pytest)", 0))
+
+    until(warm, "a warm target of that interpreter")
+    handed_out = pool(api)["local"]["handed_out"]
+    ok(api.post(f"/sessions/{sid}/launch", json=launch))  # again: the program is ended and runs anew
+    again = sessions.wait(sid)
+    assert again["status"] == "paused" and again["location"]["function"] == "test_price", again
+    assert ok(api.get(f"/sessions/{sid}"))["target"].get("pooled") is True
+    assert pool(api)["local"]["handed_out"] == handed_out + 1
+
+
+def test_a_test_run_takes_a_warm_target_with_pytest_already_imported(
+    api: httpx.Client, sessions: Sessions, tmp_path: Path
+) -> None:
+    """Once a test run used an interpreter, the pool keeps targets of it with pytest and its plugins imported
+    (most of a short test run's time): the next test run starts in one and runs as a cold one would."""
+    (tmp_path / "test_price.py").write_text("def test_price():\n    assert 2 + 2 == 5\n")
+    launch = {"test": "test_price.py::test_price", "cwd": str(tmp_path)}
+    preloaded = f"{sys.executable} (pytest)"
+    sid = sessions.create()
+    ok(api.post(f"/sessions/{sid}/launch", json=launch))
+    assert sessions.wait(sid)["status"] == "paused"
+    until(lambda: (pool(api)["local"].get("interpreters") or {}).get(preloaded), "a warm target with pytest imported")
+    again = sessions.create()
+    ok(api.post(f"/sessions/{again}/launch", json=launch))
+    stop = sessions.wait(again)
+    assert stop["status"] == "paused" and stop["location"]["function"] == "test_price", stop
+    assert ok(api.get(f"/sessions/{again}"))["target"].get("pooled") is True
+    printed = output_of(api, again)["stdout"]
+    assert "test session starts" in printed and "plugins:" in printed, printed  # pytest's own start, as cold

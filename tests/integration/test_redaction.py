@@ -244,3 +244,52 @@ def test_a_known_secret_is_hidden_in_its_common_encodings(api: httpx.Client, ses
         assert encoded not in result and "[SECRET_" in result, (expression, result)
     watch = ok(api.post(f"/sessions/{sid}/watch", json={"expression": "url.upper()[::-1]"}))
     assert secret.upper()[::-1] not in json.dumps(watch) and "[SECRET_" in watch["result"], watch
+
+
+SPLIT = target("out_split_secret.py")
+SPLIT_SECRET = "Tr0ub4dor3x-Zebra-Quill-77"
+
+
+def test_a_secret_written_across_lines_or_in_composed_encodings_is_hidden(
+    api: httpx.Client, sessions: Sessions
+) -> None:
+    """The program prints its database password once (the rules find it), then three characters of it a
+    line, then it base64'd upper-cased and reversed, hex'd reversed, and escaped a byte or a character at a
+    time: no output answer shows it, read whole or a few lines a page."""
+    sid = sessions.create()
+    sessions.launch(sid, SPLIT, env={"SPLIT_SECRET": SPLIT_SECRET})
+    ended = sessions.wait(sid)
+    assert ended["status"] == "terminated"
+    pieces = [SPLIT_SECRET[i : i + 3] for i in range(0, len(SPLIT_SECRET), 3)]
+    encoded = [
+        base64.b64encode(SPLIT_SECRET.upper().encode()).decode()[:-4],  # the characters the secret alone decides
+        base64.b64encode(SPLIT_SECRET[::-1].encode()).decode()[:-4],
+        SPLIT_SECRET[::-1].encode().hex(),
+        "".join(f"\\x{b:02x}" for b in SPLIT_SECRET.encode()),
+        "".join(f"\\u{ord(c):04x}" for c in SPLIT_SECRET),
+    ]
+
+    def shows_none(lines: list[str]) -> None:
+        text = "".join(lines)
+        assert not any(line.strip() in pieces for line in lines), text
+        assert SPLIT_SECRET not in text and "".join(pieces[:4]) not in text.replace("\n", ""), text
+        for form in encoded:
+            assert form not in text, (form, text)
+
+    shows_none(ended["output"].splitlines(keepends=True))  # what the program printed, told as it ends
+    whole = [o["text"] for o in ok(api.get(f"/sessions/{sid}/output", params={"limit": 1000}))["outputs"]]
+    shows_none(whole)
+    assert sum("[SECRET_" in line for line in whole) >= 7, whole  # the URL, the lines, each encoding
+    paged: list[str] = []
+    cursor = "0"
+    while True:  # four lines a page: the password's lines fall across pages
+        page = ok(api.get(f"/sessions/{sid}/output", params={"since": cursor, "limit": 4}))
+        lines = [o["text"] for o in page["outputs"]]
+        assert not any(line.strip() in pieces for line in lines), lines
+        paged += lines
+        cursor = page["cursor"]
+        if not page["has_more"]:
+            break
+    shows_none(paged)
+    newest = ok(api.get(f"/sessions/{sid}/output", params={"limit": 9, "newest": True}))["outputs"]
+    shows_none([o["text"] for o in newest])

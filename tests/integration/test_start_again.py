@@ -144,7 +144,7 @@ async def test_a_warm_target_lost_before_the_program_starts_gives_way_to_a_cold_
     async with relay_in_process(tmp_path, pool_size=1) as manager:
         pool = manager.launchers["local"].pool
         assert pool is not None
-        await eventually(lambda: pool.pool.ready(pool.KEY) >= 1, "a warm target")
+        await eventually(lambda: pool.pool.ready(pool.python) >= 1, "a warm target")
         relay = RelayService(manager)
         sid = (await relay.create_session()).session_id
         await relay.add_breakpoints(sid, [BreakpointRequest(file=BASIC, line=line_of(BASIC, "add-body"))])

@@ -250,7 +250,7 @@ def test_a_credential_holds_at_most_its_sessions(team: Team) -> None:
     assert err["details"]["limit"] == "max_sessions" and err["details"]["caller"] == "dave"
     assert create(team[ALICE])  # others still create theirs
     team[DAVE].delete(f"/sessions/{first}")
-    assert create(team[DAVE])
+    team[DAVE].delete(f"/sessions/{create(team[DAVE])}")
 
 
 @asynccontextmanager
@@ -550,3 +550,145 @@ def test_a_credentials_file_alone_guards_a_relay_that_listens_beyond_loopback(tm
         assert relay.http.get("/sessions", headers={"Authorization": f"Bearer {VAL}"}).status_code == 200
     finally:
         relay.stop()
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def test_only_an_admin_stops_a_teams_relay(tmp_path: Path) -> None:
+    file = tmp_path / "credentials.toml"
+    file.write_text(CREDENTIALS)
+    relay = Relay(tmp_path, env={"DEBUGRELAY_CREDENTIALS": str(file)})
+    try:
+        for token, said in ((VAL, "viewer"), (ALICE, "only an admin")):
+            err = error_of(relay.http.post("/shutdown", headers=bearer(token)), 403, "forbidden")
+            assert said in err["message"] and err["hint"], err
+        assert relay.proc.poll() is None and ok(relay.http.get("/health"))["status"] == "ok"  # still serving
+        assert ok(relay.http.post("/shutdown", headers=bearer(ROOT)))["shutting_down"] is True
+        assert relay.proc.wait(60) is not None  # a bound on the wait, not a timing
+    finally:
+        relay.stop()
+
+
+def test_a_credentials_session_limit_holds_under_parallel_creates_on_two_replicas(cluster: Cluster) -> None:
+    file = cluster.tmp / "credentials.toml"
+    file.write_text(CREDENTIALS)
+    env = {"DEBUGRELAY_CREDENTIALS": str(file), "DEBUGRELAY_TOKEN": "the-operators-own-admin-token"}
+    relays = (cluster.relay(**env), cluster.relay(**env))
+
+    async def burst(token: str, calls: list[tuple[str, str, dict[str, Any]]]) -> list[httpx.Response]:
+        async with httpx.AsyncClient(timeout=180, headers=bearer(token)) as client:
+            return await asyncio.gather(*(client.request(m, url, json=body) for m, url, body in calls))
+
+    # dave may hold one session: 30 creates at once, half through each replica, make exactly one
+    answers = asyncio.run(burst(DAVE, [("POST", f"{r.url}/sessions", {}) for _ in range(15) for r in relays]))
+    assert sorted(a.status_code for a in answers) == [201] + [429] * 29, [a.text for a in answers]
+    for refused in (a for a in answers if a.status_code == 429):
+        assert error_of(refused, 429, "too_many_sessions")["details"]["caller"] == "dave"
+    root = httpx.Client(base_url=relays[1].url, timeout=60, headers=bearer(ROOT))
+    with root:
+        held = [s for s in ok(root.get("/sessions"))["sessions"] if s.get("created_by") == "dave"]
+        assert len(held) == 1
+        # a clone is made by the session's own replica, as dave, the other forwarding it: within dave's limit
+        clones = asyncio.run(
+            burst(DAVE, [("POST", f"{r.url}/sessions/{held[0]['session_id']}/clone", {}) for r in relays])
+        )
+        assert [error_of(a, 429, "too_many_sessions")["details"]["caller"] for a in clones] == ["dave", "dave"]
+        ok(root.delete(f"/sessions/{held[0]['session_id']}"))
+        # a hand-over is a session more for its new owner: five of alice's at once to dave, one goes
+        alices = [ok(root.post("/sessions", json={}), 201)["session_id"] for _ in range(5)]
+        for sid in alices:
+            ok(root.post(f"/sessions/{sid}/hand-over", json={"to": "alice"}))
+        calls = [
+            ("POST", f"{relays[i % 2].url}/sessions/{sid}/hand-over", {"to": "dave"}) for i, sid in enumerate(alices)
+        ]
+        answers = asyncio.run(burst(ALICE, calls))
+        assert sorted(a.status_code for a in answers) == [200] + [429] * 4, [a.text for a in answers]
+        owners = [ok(root.get(f"/sessions/{sid}"))["created_by"] for sid in alices]
+        assert sorted(owners) == ["alice"] * 4 + ["dave"]
+
+
+def test_a_hand_over_goes_to_a_credential_in_force_and_frees_no_slot(team: Team) -> None:
+    sid = create(team[DAVE], name="dave's one")  # dave may hold one session
+    for to, said in (("ghost", "no credential"), ("val", "viewer")):
+        err = error_of(team[DAVE].post(f"/sessions/{sid}/hand-over", json={"to": to}), 400, "invalid_request")
+        assert said in err["message"] and err["details"]["to"] == to and err["hint"], err
+        detail = ok(team[DAVE].get(f"/sessions/{sid}"))
+        assert detail["created_by"] == "dave" and detail.get("shared_with", []) == []  # nothing changed
+    assert ok(team[DAVE].post(f"/sessions/{sid}/hand-over", json={"to": "alice"}))["created_by"] == "alice"
+    # dave made it: it still counts against dave, or each hand-over would free a slot for one more
+    err = error_of(team[DAVE].post("/sessions", json={}), 429, "too_many_sessions")
+    assert err["details"]["caller"] == "dave"
+    team[ALICE].delete(f"/sessions/{sid}")
+    team[DAVE].delete(f"/sessions/{create(team[DAVE])}")  # ended: the slot is free again
+
+
+def test_refusals_and_another_credentials_flood_never_flush_a_credentials_audit_entries(tmp_path: Path) -> None:
+    file = tmp_path / "credentials.toml"
+    file.write_text(CREDENTIALS.replace("max_sessions = 5", "max_sessions = 50"))
+    kept = 200  # entries kept in all (10,000 by default); each credential's newest tenth whatever the others do
+    relay = Relay(tmp_path, env={"DEBUGRELAY_CREDENTIALS": str(file), "DEBUGRELAY_AUDIT_ENTRIES": str(kept)})
+
+    def audit(**params: Any) -> list[dict[str, Any]]:
+        entries: list[dict[str, Any]] = ok(
+            relay.http.get("/audit", params={"limit": 1000, **params}, headers=bearer(ROOT))
+        )["entries"]
+        return entries
+
+    with httpx.Client(base_url=relay.url, timeout=60) as http:
+        try:
+            sid = ok(http.post("/sessions", json={"name": "alice's"}, headers=bearer(ALICE)), 201)["session_id"]
+            ok(http.patch(f"/sessions/{sid}", json={"name": "alice's own"}, headers=bearer(ALICE)))
+            alices = [(e["operation"], e["session_id"]) for e in audit(who="alice")]
+            assert alices == [("update_session", sid), ("create_session", sid)]
+
+            refusals = kept + 100  # a viewer's refused calls, more than the trail holds
+            for _ in range(refusals):
+                error_of(http.post(f"/sessions/{sid}/continue", headers=bearer(VAL)), 403, "forbidden")
+            assert [(e["operation"], e["session_id"]) for e in audit(who="alice")] == alices
+            vals = audit(who="val")
+            assert sum(e.get("count", 1) for e in vals) == refusals  # every refusal counted, few kept one by one
+            assert len(vals) < refusals // 5 and all(not e.get("ok", True) for e in vals)  # not kept one by one
+            summed = [e for e in vals if e.get("count", 1) > 1]
+            assert summed and "forbidden" in summed[0]["result"] and "resume" in summed[0]["detail"]
+
+            # bob's own calls, each a change: more than the trail holds, and alice's newest stay all the same
+            bobs = ok(http.post("/sessions", json={}, headers=bearer(BOB)), 201)["session_id"]
+            for n in range(kept + 50):
+                ok(http.patch(f"/sessions/{bobs}", json={"name": f"bob's {n}"}, headers=bearer(BOB)))
+            assert [(e["operation"], e["session_id"]) for e in audit(who="alice")] == alices
+            assert len(audit(who="bob")) >= kept // 10
+        finally:
+            relay.stop()
+
+
+def test_processes_lists_for_agents_only_what_they_may_attach_redacted(tmp_path: Path) -> None:
+    workspace, elsewhere = tmp_path / "workspace", tmp_path / "another-project"
+    file = tmp_path / "credentials.toml"
+    file.write_text(CREDENTIALS)
+    waits = "import sys\nsys.stdin.read()\n"  # runs until its stdin closes
+    started = []
+    for folder in (workspace, elsewhere):
+        folder.mkdir()
+        (folder / "serve.py").write_text(waits)
+        args = ["--db-password=hunter2-db-secret", "--api-token", "tok-0123456789abcdef", "--port", "8080"]
+        started.append(subprocess.Popen([sys.executable, "serve.py", *args], cwd=folder, stdin=subprocess.PIPE))
+    mine, theirs = started
+    env = {"DEBUGRELAY_CREDENTIALS": str(file), "DEBUGRELAY_WORKSPACE": str(workspace)}
+    relay = Relay(tmp_path, env=env)
+    try:
+        err = error_of(relay.http.get("/processes", headers=bearer(VAL)), 403, "forbidden")
+        assert "viewer" in err["message"]
+        for token in (ALICE, ROOT):
+            listed = {p["pid"]: p for p in ok(relay.http.get("/processes", headers=bearer(token)))["processes"]}
+            assert mine.pid in listed and theirs.pid not in listed  # another project's process is not shown
+            command = listed[mine.pid]["command"]
+            assert "serve.py" in command and "--port 8080" in command, command
+            assert "hunter2" not in command and "tok-0123456789abcdef" not in command, command
+            assert "--db-password=[SECRET_" in command and "--api-token [SECRET_" in command, command
+            assert relay.proc.pid not in listed  # nor the relay itself
+    finally:
+        relay.stop()
+        for proc in started:
+            proc.communicate(timeout=60)

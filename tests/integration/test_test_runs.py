@@ -207,3 +207,25 @@ def test_cli_launch_of_a_failing_testcase_under_pytest_pauses_at_its_assert(rela
     unit_stop(stop)
     assert set(stop["locals"]) == {"self", "total"}, stop
     cli("delete", stop["session_id"])
+
+
+async def test_mcp_stop_of_a_test_run_leaves_out_the_runners_banner_and_warnings(tmp_path: Path) -> None:
+    """pytest's banner (platform, rootdir, plugins, collected) and the warnings its plugins print as they load
+    say nothing of the failing test: the stop's output is the test's own; the output pages keep all of it."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "test_price.py").write_text(
+        "def test_price():\n    print('pricing the cart')\n    assert 2 + 2 == 5  # price-assert\n"
+    )
+    env = {"DEBUGRELAY_ALLOWED_ROOTS": str(tmp_path)}
+    async with stdio_agent(tmp_path, env=env) as agent:
+        stop = await agent.call("debug_launch", test="test_price.py::test_price", args=["-s"], cwd=str(project))
+        assert stop["status"] == "paused", stop
+        said = stop.get("output", "")
+        assert "pricing the cart" in said, stop
+        for banner in ("test session starts", "platform ", "rootdir:", "plugins:", "collected 1 item", "Warning:"):
+            assert banner not in said, stop
+        assert "output pages keep them" in stop["output_left_out"], stop
+        printed = await agent.call("debug_output")
+        assert "test session starts" in str(printed), printed
+        await agent.call("debug_disconnect")

@@ -4,6 +4,7 @@ list, and one call's whole run read in one request (function traces)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,8 @@ pytestmark = pytest.mark.integration
 
 ORDERS = target("tr_orders.py")
 MANY = target("tr_many.py")
+REPRS = target("tr_reprs.py")
+PYTHON_313 = "/root/.pyenv/versions/3.13.0/bin/python"
 WRONG = line_of(ORDERS, "tr-wrong")
 PARSE = line_of(ORDERS, "tr-parse")
 
@@ -369,3 +372,42 @@ def test_callees_in_the_programs_own_code_are_recorded_as_calls_of_the_traced_on
     inner = by_name["outer.<locals>.inner"]
     assert (inner["parent"], inner["args"], inner["returned"]) == (by_name["outer"]["call_id"], {"y": "2"}, "3")
     assert one(api, sid, by_name["outer"]["call_id"])["callees"] == [inner["call_id"]]
+
+
+def _run(api: httpx.Client, sessions: Sessions, python: str | None, **trace_options: Any) -> tuple[str, str]:
+    """tr_reprs.py run to its end (``work`` traced when options are given): (session, its output)."""
+    sid = sessions.create()
+    if trace_options:
+        trace(api, sid, f"{REPRS}:work", **trace_options)
+    launched = sessions.launch(sid, REPRS, **({"python": python} if python else {}))
+    assert launched["python"] == ("3.13" if python else "3.11")
+    assert sessions.wait(sid, 120)["status"] == "terminated"
+    return sid, output_text(api, sid)
+
+
+@pytest.mark.parametrize("python", [None, PYTHON_313], ids=["3.11", "3.13"])
+def test_a_trace_runs_none_of_the_programs_reprs_and_none_can_hold_the_program(
+    api: httpx.Client, sessions: Sessions, python: str | None
+) -> None:
+    _, plain = _run(api, sessions, python)
+    sid, traced = _run(api, sessions, python, reprs=False)
+    assert traced == plain and "repr calls 0" in plain  # the lock its caller holds, a repr that waits: no deadlock
+    shown = [c["args"]["obj"] for c in calls(api, sid)["calls"]]
+    assert len(shown) == 4 and shown[0] == shown[1], shown
+    assert re.fullmatch(r"<Counted at 0x[0-9a-f]+: name='a'>", shown[0]), shown
+    assert re.fullmatch(r"<Guarded at 0x[0-9a-f]+>", shown[2]) and re.fullmatch(r"<Waiting at 0x[0-9a-f]+>", shown[3])
+
+
+@pytest.mark.parametrize("python", [None, PYTHON_313], ids=["3.11", "3.13"])
+def test_with_reprs_a_programs_repr_runs_once_per_value_and_one_that_blocks_is_left_behind(
+    api: httpx.Client, sessions: Sessions, python: str | None
+) -> None:
+    _, plain = _run(api, sessions, python)
+    sid, asked = _run(api, sessions, python, reprs=True)
+    assert asked == plain.replace("repr calls 0", "repr calls 1")  # the one Counted, once for its two calls
+    listed = ok(api.get(f"/sessions/{sid}/traces"))["traces"]
+    assert [(t["qualname"], t["reprs"]) for t in listed] == [("work", True)]
+    counted, again, guarded, waiting = (c["args"]["obj"] for c in calls(api, sid)["calls"])
+    assert counted == again == "Counted('a')"
+    assert guarded.startswith("<repr still running after 0.25 s> <Guarded at 0x"), guarded
+    assert waiting.startswith("<repr ") and "<Waiting at 0x" in waiting, waiting

@@ -9,14 +9,14 @@ import builtins
 import importlib.util
 import sys
 from pathlib import Path
-from types import ModuleType
+from types import FrameType, ModuleType
 from typing import Any
 
 import pytest
 
 from debugrelay.models import BreakpointRecord, SessionRecord
 from debugrelay.sessions import SourceRoots
-from debugrelay.sessions.breakpoints._sync import compiled_check
+from debugrelay.sessions.breakpoints._sync import _dap_args, compiled_check
 
 BOOT = Path(__file__).resolve().parents[2] / "src" / "debugrelay" / "_boot" / "_debugrelay_bp.py"
 
@@ -27,8 +27,6 @@ def checks(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     spec = importlib.util.spec_from_file_location("_debugrelay_bp_under_test", BOOT)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    monkeypatch.setattr(sys, "_debugrelay_runs", {}, raising=False)
-    monkeypatch.setattr(sys, "_debugrelay_hits", {}, raising=False)
     spec.loader.exec_module(module)
     monkeypatch.setattr(builtins, "_debugrelay_check", module.Checks(), raising=False)
     return module
@@ -60,7 +58,7 @@ def test_the_condition_debugpy_compiles_is_one_attribute_read(tmp_path: Path) ->
 def test_the_condition_decides_and_every_run_of_the_line_is_counted(checks: ModuleType, tmp_path: Path) -> None:
     text = sent(tmp_path, condition="i > 6")
     assert [i for i in range(10) if stops(text, i=i)] == [7, 8, 9]
-    runs = sys._debugrelay_runs  # type: ignore[attr-defined]
+    runs = checks._runs
     assert [state[0] for key, state in runs.items() if key.startswith("bp_1:")] == [10]
 
 
@@ -68,7 +66,7 @@ def test_the_hit_count_counts_only_runs_where_the_condition_held(checks: ModuleT
     text = sent(tmp_path, condition="i % 3 == 0", hit_condition="% 2")
     # the condition holds at 0, 3, 6, 9: hits 1-4; every second hit stops
     assert [i for i in range(10) if stops(text, i=i)] == [3, 9]
-    hits = sys._debugrelay_hits  # type: ignore[attr-defined]
+    hits = checks._hits
     assert list(hits.values()) == [4]
 
 
@@ -99,3 +97,69 @@ def test_a_logpoint_without_condition_says_its_message_every_run(checks: ModuleT
     text = sent(tmp_path, log_message="total is {total!r:>4}")
     assert stops(text, total=7) == "total is    7"
     assert str(eval(text, {}, {"total": 8})) == "total is    8"
+
+
+PIPELINE = """\
+def main(items):
+    total = sum(x * 2 for x in items)  # comprehensions
+    return total, [x for x in items], {x: {y for y in items if y < x} for x in items}
+
+
+for run in range(2):
+    main([1, 2, 3])
+"""
+
+
+def stopped_frames(text: str, source: Path, line: int) -> list[str]:
+    """Run ``source`` under a line tracer standing in for debugpy: at each 'line' event of ``line`` it
+    evaluates ``text`` in the frame's globals and locals; the frames (by name) where it said stop."""
+    code = compile(source.read_text(), str(source), "exec")
+    stopped = []
+
+    def tracer(frame: FrameType, event: str, arg: Any) -> Any:
+        at = event == "line" and frame.f_lineno == line and frame.f_code.co_filename == str(source)
+        if at and eval(text, frame.f_globals, frame.f_locals):  # as debugpy evaluates a condition
+            stopped.append(frame.f_code.co_name)
+        return tracer
+
+    previous = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        exec(code, {"__name__": "pipeline"})
+    finally:
+        sys.settrace(previous)
+    return stopped
+
+
+@pytest.mark.parametrize("mode", ["launch", "attach"])
+def test_a_line_with_comprehensions_stops_once_per_execution_in_the_frame_that_runs_it(
+    checks: ModuleType, tmp_path: Path, mode: str
+) -> None:
+    # launched: the start-up hook's checks; attached: the same checks spelled out in the condition's text
+    source = tmp_path / "pipeline.py"
+    source.write_text(PIPELINE)
+    bp = BreakpointRecord(id="bp_1", file=str(source), line=2, verified=True)
+    roots = SourceRoots((str(tmp_path),))
+    text = _dap_args(SessionRecord(id="sess_unit", mode=mode), bp, roots)["condition"]
+    assert stopped_frames(text, source, 2) == ["main", "main"]  # not once more per item in <genexpr>
+    bp = BreakpointRecord(id="bp_2", file=str(source), line=3, verified=True)
+    text = _dap_args(SessionRecord(id="sess_unit", mode=mode), bp, roots)["condition"]
+    assert stopped_frames(text, source, 3) == ["main", "main"]  # nor in <listcomp>, <dictcomp>, <setcomp> (3.11)
+
+
+def test_a_generator_run_after_its_maker_returned_stops_only_where_it_was_made(
+    checks: ModuleType, tmp_path: Path
+) -> None:
+    source = tmp_path / "later.py"
+    source.write_text("def make(items):\n    return (x * 2 for x in items)\n\n\nprint(list(make([1, 2])))\n")
+    bp = BreakpointRecord(id="bp_1", file=str(source), line=2, verified=True)
+    text = compiled_check(SessionRecord(id="sess_unit"), bp, SourceRoots((str(tmp_path),)))
+    assert text is not None
+    assert stopped_frames(text, source, 2) == ["make"]
+
+
+def test_a_plain_breakpoint_on_a_line_without_a_comprehension_needs_no_check(tmp_path: Path) -> None:
+    source = tmp_path / "plain.py"
+    source.write_text("items = [1, 2]\ntotal = sum(items)\n")
+    bp = BreakpointRecord(id="bp_1", file=str(source), line=2, verified=True)
+    assert compiled_check(SessionRecord(id="sess_unit"), bp, SourceRoots((str(tmp_path),))) is None

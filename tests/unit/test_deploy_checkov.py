@@ -21,7 +21,7 @@ SKIPPED = {
     "CKV_K8S_15": "imagePullPolicy Always: the tags are versions that never move, so IfNotPresent pulls each "
     "once per node, and lets a local cluster run images loaded into its nodes",
     "CKV_K8S_35": "secrets as files: the relay reads its token and Redis URL from the environment only, and "
-    "redis-server takes its password on its command line",
+    "redis-server's password reaches it from its environment, on its standard input",
     "CKV_K8S_38": "service account token mounted: the relays call the Kubernetes API (their target pods); "
     "Redis and the targets mount none",
     "CKV_K8S_43": "image digests: the images are built by whoever deploys them; `images:` with `digest:` in "

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from debugrelay.launchers import docker_networks
+from debugrelay.launchers.docker_host import BRIDGE_NAME, HostFirewall, bridge_name
 from debugrelay.launchers.docker_networks import INHIBIT_IPV4, TargetNetworks
 
 
@@ -47,6 +48,18 @@ class FakeEngine:
     networks: FakeNetworks = field(default_factory=FakeNetworks)
 
 
+class Firewall(HostFirewall):
+    """The host's firewall as the networks ask it (the real rule is proven in tests/docker)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked = 0
+
+    def close(self) -> str | None:
+        self.asked += 1
+        return None
+
+
 @pytest.fixture
 def engine(monkeypatch: pytest.MonkeyPatch) -> FakeEngine:
     monkeypatch.setattr(docker_networks, "in_container", lambda: False)  # a relay on the host
@@ -54,9 +67,12 @@ def engine(monkeypatch: pytest.MonkeyPatch) -> FakeEngine:
 
 
 def test_a_target_network_is_refused_but_its_gateway_is_not(engine: FakeEngine) -> None:
-    networks = TargetNetworks(lambda: engine)
+    firewall = Firewall()
+    networks = TargetNetworks(lambda: engine, firewall)
     networks.create("t1-net", {"debugrelay.session": "s1"})
-    assert engine.networks.options == [None]  # a relay on the host reaches the bridge through its address
+    # a relay on the host reaches the bridge through its address; the firewall rule keeps the target off it
+    assert engine.networks.options == [{BRIDGE_NAME: bridge_name("t1-net")}]
+    assert firewall.asked == 1
     assert networks.is_target_address("172.31.0.7")
     assert networks.is_target_address("::ffff:172.31.0.7")  # the same address, IPv4-mapped
     assert not networks.is_target_address("172.31.0.1")  # the gateway: the host itself
@@ -64,7 +80,7 @@ def test_a_target_network_is_refused_but_its_gateway_is_not(engine: FakeEngine) 
 
 
 def test_a_dropped_network_is_no_longer_refused(engine: FakeEngine) -> None:
-    networks = TargetNetworks(lambda: engine)
+    networks = TargetNetworks(lambda: engine, Firewall())
     networks.create("t1-net", {})
     networks.create("t2-net", {})
     networks.drop("t1-net")
@@ -75,7 +91,9 @@ def test_a_dropped_network_is_no_longer_refused(engine: FakeEngine) -> None:
 def test_a_relay_in_a_container_gives_the_bridge_no_host_address(
     engine: FakeEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    networks = TargetNetworks(lambda: engine)
+    firewall = Firewall()
+    networks = TargetNetworks(lambda: engine, firewall)
     monkeypatch.setattr(networks, "own_container", lambda: "c0ffee")
     networks.create("t1-net", {})
-    assert engine.networks.options == [{INHIBIT_IPV4: "true"}]
+    assert engine.networks.options == [{BRIDGE_NAME: bridge_name("t1-net"), INHIBIT_IPV4: "true"}]
+    assert firewall.asked == 0  # nothing of the host to close

@@ -3,9 +3,13 @@ socket pair, relays by real TCP clients. Queueing, seq mapping, proof and replac
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
+import os
 import socket
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -358,3 +362,106 @@ def test_a_keeper_waiting_for_a_relay_after_its_program_ended_sleeps_until_its_l
     assert keeper.timeout(now + 2.5) == 1.0  # past the drain, lingering
     assert keeper.timeout(now + 29.5) == 0.5  # wakes when the linger ends
     assert not keeper.finished(now + 29.5) and keeper.finished(now + 30.0)
+
+
+# -- who may join as a child process: real processes, this test standing for the keeper -------------------
+
+FAKE_ADAPTER = """
+import socket
+client, server = socket.create_server(("127.0.0.1", 0)), socket.create_server(("127.0.0.1", 0))
+print(client.getsockname()[1], server.getsockname()[1], flush=True)
+held = []
+while True:
+    conn, peer = server.accept()
+    held.append(conn)
+    print(peer[1], flush=True)
+"""
+CONNECTS = """
+import os, socket, sys
+if len(sys.argv) > 2 and os.fork():
+    os._exit(0)  # leaves its child to another parent: a process outside whoever started it
+held = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+print(os.getpid(), flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_child_joins_only_from_the_program_with_its_own_connection_and_no_outsider_beside_it() -> None:
+    """The adapter takes any connection to its server port as a child, on the pid it claims: the keeper asks
+    Linux who holds each connection there."""
+    started: list[subprocess.Popen[str]] = []
+
+    def run(source: str, *args: str) -> subprocess.Popen[str]:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", source, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        started.append(proc)
+        return proc
+
+    try:
+        adapter = run(FAKE_ADAPTER)
+        assert adapter.stdout is not None
+        client_port, server_port = map(int, adapter.stdout.readline().split())
+        child = run(CONNECTS, str(server_port))
+        assert child.stdout is not None and int(child.stdout.readline()) == child.pid
+        adapter.stdout.readline()  # accepted
+        me = os.getpid()
+        assert keeper_module.not_a_child(child.pid, me, client_port) is None
+        assert keeper_module.not_a_child(adapter.pid, me, client_port) == "it has no connection to debugpy"
+        assert keeper_module.not_a_child(1, me, client_port) == "not a process of the program"
+
+        outsider = run(CONNECTS, str(server_port), "orphaned")
+        assert outsider.stdout is not None
+        orphan = int(outsider.stdout.readline())
+        outsider.wait()
+        adapter.stdout.readline()  # accepted
+        why = keeper_module.not_a_child(child.pid, me, client_port)
+        assert why == f"{keeper_module.OUTSIDER} (pid {orphan}) is connected to debugpy"
+    finally:
+        for proc in started:
+            if proc.stdin is not None:
+                proc.stdin.close()  # each (the orphan too: it shares its parent's) reads its end and goes
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+
+
+@pytest.fixture
+def piped(keeper: Any) -> Iterator[tuple[Any, int, int]]:
+    """A keeper holding a program's stdout and stderr pipes, as it does the program it starts: (keeper, the
+    stdout's write end, the stderr's write end). The pipes are not watched: only a stop reads them."""
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    sink = os.open(os.devnull, os.O_WRONLY)
+    keeper.streams = [keeper_module.Stream(out_r, "stdout", sink), keeper_module.Stream(err_r, "stderr", sink)]
+    keeper.order = keeper_module.WriteOrder.start(keeper.streams)
+    if keeper.order is not None:
+        keeper.sel.register(keeper.order.fd, keeper_module.selectors.EVENT_READ, "order")
+    yield keeper, out_w, err_w
+    for fd in (out_w, err_w, sink, out_r, err_r):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+def queued_output(keeper: Any) -> list[tuple[str, str]]:
+    framer = keeper_module.Framer()
+    found = []
+    for name, data, *_ in keeper.queue:
+        if name == "output":
+            body = json.loads(next(iter(framer.feed(data))))["body"]
+            found.append((body["category"], body["output"]))
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the order of writes is Linux's (inotify)")
+def test_output_waiting_in_both_pipes_is_passed_on_in_the_order_it_was_written(piped: tuple[Any, int, int]) -> None:
+    keeper, out_w, err_w = piped
+    # a child process writes to the program's stderr, then the program 3,000 characters to stdout
+    subprocess.run(["sh", "-c", "echo CHILD-ERR >&2"], stderr=err_w, check=True)
+    for _ in range(3000):
+        os.write(out_w, b"x")
+    os.write(out_w, b"\nOUT-LAST\n")
+    keeper.debugpy.send(event("stopped", 1, reason="pause", threadId=1))  # the stop drains both pipes first
+    keeper.debugpy.until(lambda: any(name == "stopped" for name, *_ in keeper.queue), "the stop queued")
+    assert queued_output(keeper) == [("stderr", "CHILD-ERR\n"), ("stdout", "x" * 3000 + "\nOUT-LAST\n")]
+    assert [name for name, *_ in keeper.queue][-1] == "stopped"

@@ -134,6 +134,18 @@ def test_a_secret_seen_once_is_hidden_wherever_it_appears_again() -> None:
     assert redactor.text("logged in with correct horse today", table, "output") == ("logged in with [SECRET_1] today")
 
 
+def test_a_known_secret_across_lines_is_one_placeholder_where_it_starts_and_line_ends_stay() -> None:
+    redactor, table = fresh()
+    assert redactor.named("'Tr0ub4dor3x'", table, "variables") == "'[SECRET_1]'"
+    lines = ["ok\n", "Tr0\n", "ub4\n", "dor\n", "3x done\n"]
+    assert redactor.stream(lines, table, "output") == ["ok\n", "[SECRET_1]\n", "\n", "\n", " done\n"]
+    # the secret began on a page before: the first line of this one holds its placeholder
+    assert redactor.stream(["dor\n", "3x\n"], table, "output", before="Tr0\nub4\n") == ["[SECRET_1]\n", "\n"]
+    # it goes on after the page: its first part is hidden already
+    assert redactor.stream(["a\n", "Tr0\n"], table, "output", after="ub4\ndor\n3x\n") == ["a\n", "[SECRET_1]\n"]
+    assert redactor.stream(["Tr0\n", "ub4\n"], table, "output") == ["Tr0\n", "ub4\n"]  # pieces alone are no secret
+
+
 def test_values_whose_name_says_secret_are_hidden_and_others_are_not() -> None:
     redactor, table = fresh()
     page = VariablesPage(
@@ -291,6 +303,8 @@ PEM = "-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----"
         ("a@" * 3000, []),
         ("1" * 20_000, []),
         ("x bearer " * 2000 + "bearer abcdefgh12345", ["abcdefgh12345"]),
+        ("--password " * 2000 + "--password hunter2x", ["hunter2x"]),
+        ("-" * 20_000 + " --api-token\t'a b c'", ["a b c"]),
     ],
 )
 def test_crafted_runs_of_what_the_rules_look_for_find_what_they_should(crafted: str, found: list[str]) -> None:
@@ -417,3 +431,14 @@ def test_a_known_secret_inside_a_longer_value_hides_the_whole_value() -> None:
     token = re.search(r"token=(\[SECRET_\d+\])", out)
     assert token is not None, out
     assert redactor.substitute(token.group(1), table, "text") == "prefix-Zq8vT2mKx9LpR4wN-suffixvalue99"
+
+
+def test_an_option_whose_name_says_secret_hides_its_value_in_a_command_line() -> None:
+    redactor, table = fresh()
+    line = (
+        "python serve.py --db-password hunter2-db --api-token 'tok 0123' -client-secret=s3cr3t-v "
+        "--max-tokens 500 --port 8080 --key abc --auth basic --password --verbose"
+    )
+    out = redactor.text(line, table, "output")
+    assert {e.value for e in table.entries()} == {"hunter2-db", "tok 0123", "s3cr3t-v"}
+    assert "--max-tokens 500 --port 8080 --key abc --auth basic --password --verbose" in out

@@ -58,6 +58,30 @@ async def test_sessions_round_trip(store: StateStore) -> None:
     assert [r.id for r in await store.list_sessions()] == ["sess_b"]
 
 
+async def test_a_limited_save_counts_a_credentials_live_sessions_in_one_step(store: StateStore) -> None:
+    await store.save_session(record("sess_old", created_by="dave", made_by="dave", status="terminated"))  # ended
+    await store.save_session(record("sess_given", created_by="alice", made_by="dave"))  # dave made it
+    made = await asyncio.gather(
+        *(store.save_within(record(f"sess_{n}", created_by="dave", made_by="dave"), [("dave", 3)]) for n in range(10))
+    )
+    assert sorted(made, key=str) == [("dave", 3)] * 8 + [None] * 2  # with the given one: three
+    assert await store.save_within(record("sess_given", created_by="dave", made_by="dave"), [("dave", 3)]) is None
+    # a record is not counted against itself: saved again as it is, it fits
+    assert await store.save_within(record("sess_new", created_by="bob"), [("bob", 1), ("dave", 3)]) == ("dave", 3)
+    assert await store.get_session("sess_new") is None  # nothing saved
+    assert len([r for r in await store.list_sessions() if "dave" in r.counted_against()]) == 3
+
+
+async def test_the_audit_trail_keeps_each_credentials_newest_entries_whatever_the_others_write(
+    store: StateStore,
+) -> None:
+    await store.append_audit([("alice", b"a1"), ("alice", b"a2"), ("alice", b"a3")], 10, 2)
+    await store.append_audit([("bob", f"b{n}".encode()) for n in range(20)] + [(None, b"n1")], 10, 2)
+    kept = set(await store.read_audit())
+    assert {b"a2", b"a3"} <= kept and b"a1" not in kept  # alice's newest two, though the trail holds bob's ten
+    assert {f"b{n}".encode() for n in range(11, 20)} | {b"n1"} <= kept and len(kept) == 12
+
+
 async def test_activity_moves_the_idle_deadline_without_rewriting_the_record(store: StateStore) -> None:
     await store.save_session(record())
     await store.save_activity({"sess_a": 99.5})
@@ -107,6 +131,16 @@ async def test_the_newest_entries_after_a_cursor_end_the_output(store: StateStor
     await store.append_output("sess_a", [("stdout", "line 10\n", now)])
     after = await store.read_output("sess_a", page.cursor, 3, newest=True)
     assert [e.text for e in after.entries] == ["line 10\n"] and not after.skipped
+
+
+async def test_the_entries_up_to_a_cursor_are_read_back_oldest_first(store: StateStore) -> None:
+    now = time.time()
+    await store.append_output("sess_a", [("stdout", f"line {n}\n", now) for n in range(5)])  # the cap: 5
+    page = await store.read_output("sess_a", None, 4)
+    before = await store.output_before("sess_a", page.cursor or "", 3)
+    assert [e.text for e in before] == ["line 1\n", "line 2\n", "line 3\n"]
+    assert await store.output_before("sess_a", "0", 3) == []
+    assert await store.output_before("sess_b", page.cursor or "", 3) == []
 
 
 async def test_a_retried_output_batch_is_written_once(store: StateStore) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -75,9 +76,11 @@ def run(  # noqa: PLR0917
     env: dict[str, str] | None = None,
     drain: socket.socket | None = None,
     received: list[bytes] | None = None,
+    timeout: float = 600,
 ) -> tuple[dict[str, Any], str]:
     """Run PRELUDE + body as a script in tmp_path; answers (its dump, its stdout). With drain, the
-    datagrams that socket receives while the program runs and once it has ended go to received."""
+    datagrams that socket receives while the program runs and once it has ended go to received; a
+    program still running after ``timeout`` seconds (a deadlock) fails the test."""
     script = tmp_path / "prog.py"
     dumped = tmp_path / "dump.json"
     script.write_text(PRELUDE + textwrap.dedent(body) + f"\n_finish({str(dumped)!r})\n")
@@ -87,7 +90,13 @@ def run(  # noqa: PLR0917
     full_env.update(env or {})
     if drain is None:
         done = subprocess.run(
-            [python, str(script)], check=False, capture_output=True, text=True, env=full_env, cwd=tmp_path, timeout=600
+            [python, str(script)],
+            check=False,
+            capture_output=True,
+            text=True,
+            env=full_env,
+            cwd=tmp_path,
+            timeout=timeout,
         )
     else:
         assert received is not None
@@ -455,6 +464,267 @@ def test_callees_are_recorded_under_the_trace(python: str, tmp_path: Path) -> No
     assert main["returned"] == "9"
 
 
+REPRS_BODY = """
+import os
+
+class Counted:
+    calls = 0
+
+    def __init__(self, name):
+        self.name = name
+        self.size = 3
+
+    def __repr__(self):
+        Counted.calls += 1
+        return "Counted(%r)" % self.name
+
+def work(obj, n):
+    total = n * 2
+    return total
+
+if os.environ.get("TRACE_IT"):
+    _add("t1", "work", reprs=bool(os.environ.get("REPRS")))
+counted = Counted("a")
+print(work(counted, 1), work(counted, 2), work([counted, {"k": counted}], 3))
+counted.size = 4
+print(work(counted, 4), "repr calls:", Counted.calls)
+"""
+
+
+@pytest.mark.parametrize("python", PYTHONS)
+def test_a_counting_repr_is_not_called_by_default_and_once_per_value_when_asked(python: str, tmp_path: Path) -> None:
+    _, plain = run(python, tmp_path, REPRS_BODY)
+    dump, traced = run(python, tmp_path, REPRS_BODY, env={"TRACE_IT": "1"})
+    assert traced == plain and plain.endswith("repr calls: 0\n")
+    shown = [c["args"]["obj"] for c in calls(dump)]
+    assert re.fullmatch(r"<Counted at 0x[0-9a-f]+: name='a', size=3>", shown[0]), shown
+    assert shown[1] == shown[0] and shown[3] == shown[0].replace("size=3", "size=4")
+    assert shown[2].startswith("[<Counted at 0x") and "Counted(" not in "".join(shown)
+
+    dump, asked = run(python, tmp_path, REPRS_BODY, env={"TRACE_IT": "1", "REPRS": "1"})
+    assert asked == plain.replace("repr calls: 0", "repr calls: 2")  # once per value: before and after the change
+    shown = [c["args"]["obj"] for c in calls(dump)]
+    assert shown == ["Counted('a')", "Counted('a')", "[Counted('a'), {'k': Counted('a')}]", "Counted('a')"]
+
+
+LOCK_BODY = """
+import os, threading
+
+lock = threading.Lock()
+
+class Guarded:
+    def __repr__(self):
+        with lock:   # the lock its caller holds
+            return "Guarded()"
+
+def work(obj, n):
+    total = n * 2
+    return total
+
+if os.environ.get("TRACE_IT"):
+    _add("t1", "work", reprs=bool(os.environ.get("REPRS")))
+with lock:
+    print("guarded", work(Guarded(), 1))
+print("again", work(Guarded(), 2))
+"""
+
+
+@pytest.mark.parametrize("python", PYTHONS)
+def test_a_repr_taking_a_lock_the_caller_holds_does_not_deadlock_the_program(python: str, tmp_path: Path) -> None:
+    _, plain = run(python, tmp_path, LOCK_BODY)
+    dump, traced = run(python, tmp_path, LOCK_BODY, env={"TRACE_IT": "1"}, timeout=300)
+    assert traced == plain == "guarded 2\nagain 4\n"
+    assert all(re.fullmatch(r"<Guarded at 0x[0-9a-f]+>", c["args"]["obj"]) for c in calls(dump))
+
+    dump, asked = run(python, tmp_path, LOCK_BODY, env={"TRACE_IT": "1", "REPRS": "1"}, timeout=300)
+    assert asked == plain
+    first, second = (c["args"]["obj"] for c in calls(dump))
+    assert first.startswith("<repr still running after") and "<Guarded at 0x" in first, first
+    assert second.startswith("<repr not run: it once ran past") and "<Guarded at 0x" in second, second
+
+
+WAITING_BODY = """
+import os, threading
+
+go_on = threading.Event()
+
+class Waiting:
+    def __repr__(self):
+        go_on.wait()   # until the program has gone on past the traced call
+        return "Waiting()"
+
+def work(obj, n):
+    total = n * 2
+    return total
+
+if os.environ.get("TRACE_IT"):
+    _add("t1", "work", reprs=bool(os.environ.get("REPRS")))
+print("first", work(Waiting(), 1))
+go_on.set()
+print("second", work(Waiting(), 2))
+"""
+
+
+@pytest.mark.parametrize("python", PYTHONS)
+def test_a_repr_that_does_not_return_does_not_hold_the_program(python: str, tmp_path: Path) -> None:
+    _, plain = run(python, tmp_path, WAITING_BODY)
+    _, traced = run(python, tmp_path, WAITING_BODY, env={"TRACE_IT": "1"}, timeout=300)
+    assert traced == plain == "first 2\nsecond 4\n"
+    dump, asked = run(python, tmp_path, WAITING_BODY, env={"TRACE_IT": "1", "REPRS": "1"}, timeout=300)
+    assert asked == plain
+    first, second = (c["args"]["obj"] for c in calls(dump))
+    assert first.startswith("<repr still running after") and second.startswith("<repr not run: it once ran past")
+
+
+UNTOUCHED_BODY = """
+import _thread, gc, os, sys, threading, warnings, weakref
+
+seen = []   # every call of the program's own code
+unraisable = []
+sys.unraisablehook = lambda u: unraisable.append(u.exc_type.__name__)
+warnings.simplefilter("always")
+caught = []
+warnings.showwarning = lambda message, *rest, **more: caught.append(str(message))
+
+class Key:
+    def __hash__(self):
+        seen.append("hash")
+        return 1
+
+    def __eq__(self, other):
+        seen.append("eq")
+        return self is other
+
+class Sneaky:
+    def __init__(self):
+        self.name = "s"
+
+    def __repr__(self):
+        seen.append("repr")
+        return "Sneaky()"
+
+    def __str__(self):
+        seen.append("str")
+        return "sneaky"
+
+    def __getattr__(self, name):
+        seen.append("getattr " + name)
+        raise AttributeError(name)
+
+    def __len__(self):
+        seen.append("len")
+        return 1
+
+    def __call__(self, x):
+        return x
+
+    @property
+    def size(self):
+        seen.append("property")
+        return 1
+
+    @property
+    def __class__(self):
+        seen.append("__class__")
+        return Sneaky
+
+class Many(list):
+    def __len__(self):
+        seen.append("list len")
+        return 0
+
+    def __iter__(self):
+        seen.append("list iter")
+        return iter(())
+
+    def __repr__(self):
+        seen.append("list repr")
+        return "Many()"
+
+class Oops(Exception):
+    def __str__(self):
+        seen.append("exception str")
+        return "oops"
+
+def helper(v):
+    return v
+
+made = []   # classes made in a call: freed once the program lets them go
+
+def work(obj, n):
+    kind = type("Made", (), {})
+    made.append(weakref.ref(kind))
+    thing = kind()
+    table = {Key(): obj}
+    many = Many([obj, n])
+    got = obj(n)
+    helper(got)
+    if n > 1:
+        raise Oops(obj)
+    return many, table
+
+if os.environ.get("TRACE_IT"):
+    _add("t1", "work", callees=True)
+modules = set(sys.modules)
+for n in range(3):
+    try:
+        work(Sneaky(), n)
+    except Oops:
+        pass
+done = threading.Event()
+inside = []
+def other():
+    work(Sneaky(), 0)
+    inside.append(len(threading.enumerate()))
+    done.set()
+_thread.start_new_thread(other, ())
+done.wait()
+print(seen)
+print(inside, [t.name for t in threading.enumerate()], threading.Thread(target=print).name)
+print(sorted(set(sys.modules) - modules), sys.gettrace(), unraisable, caught)
+thing = kind = None
+gc.collect()
+print([alive() for alive in made])
+"""
+
+
+@pytest.mark.parametrize("python", PYTHONS)
+def test_recording_runs_none_of_the_programs_code_and_leaves_no_mark(python: str, tmp_path: Path) -> None:
+    _, plain = run(python, tmp_path, UNTOUCHED_BODY)
+    dump, traced = run(python, tmp_path, UNTOUCHED_BODY, env={"TRACE_IT": "1"})
+    assert traced == plain
+    assert plain.splitlines()[0] == str(["hash"] * 4)  # the program's own dict, nothing more
+    got = [c for c in calls(dump) if c["function"] == "work"]
+    assert [c["thread"] for c in got[:3]] == ["MainThread"] * 3
+    assert "helper" in {c["function"] for c in calls(dump)}
+    assert all(re.fullmatch(r"Thread \d+", c["thread"]) for c in got[3:])  # a thread started with _thread (3.12+)
+    raised = got[2]
+    assert re.fullmatch(r"Oops: <Sneaky at 0x[0-9a-f]+: name='s'>", raised["raised"]), raised["raised"]
+    returned = got[0]["returned"]
+    assert returned.startswith("(Many([<Sneaky at 0x") and ", 0]), {<Key at 0x" in returned, returned
+
+
+TOOLS_BODY = """
+import sys
+
+sys.monitoring.use_tool_id(3, "the program's own")
+sys.monitoring.use_tool_id(4, "the program's own too")
+
+def work(n):
+    return n
+
+_add("t1", "work")
+work(1)
+print(sys.monitoring.get_tool(1), sys.monitoring.get_tool(2))
+"""
+
+
+@pytest.mark.parametrize("python", [p for p in PYTHONS if p.id != "3.11"])
+def test_the_tracer_never_takes_the_coverage_or_profiler_tool_id(python: str, tmp_path: Path) -> None:
+    _, out = run(python, tmp_path, TOOLS_BODY)
+    assert out == "None None\n"  # a coverage tool started later still gets its id
+
+
 OUTPUT_BODY = """
 import os
 
@@ -476,14 +746,14 @@ def work(n):
     return [odd, len(text)]
 
 if os.environ.get("TRACE_IT"):
-    _add("t1", "work")
+    _add("t1", "work", reprs=bool(os.environ.get("REPRS")))
 for n in range(3):
     print(work(n)[1])
 """
 
 
 @pytest.mark.parametrize("python", PYTHONS)
-def test_the_program_prints_the_same_and_reprs_stay_bounded(python: str, tmp_path: Path) -> None:
+def test_the_program_prints_the_same_and_values_stay_bounded(python: str, tmp_path: Path) -> None:
     _, plain = run(python, tmp_path, OUTPUT_BODY)
     dump, traced = run(python, tmp_path, OUTPUT_BODY, env={"TRACE_IT": "1"})
     assert traced == plain
@@ -491,10 +761,21 @@ def test_the_program_prints_the_same_and_reprs_stay_bounded(python: str, tmp_pat
     assert [c["args"]["n"] for c in got] == ["0", "1", "2"]
     call = got[0]
     changes = {name: text for e in call["events"] for name, text in e.get("changed", {}).items()}
-    assert changes["odd"] == "<Odd object (repr failed)>"
+    assert re.fullmatch(r"<Odd at 0x[0-9a-f]+>", changes["odd"]) and re.fullmatch(
+        r"<Chatty at 0x[0-9a-f]+>", changes["talk"]
+    )
+    assert changes["big"] == "[0, 1, 2, 3, 4, 5, <cut: 99994 more>]"
+    assert changes["text"] == "'" + "x" * 52 + "'<cut: 9948 more chars>"
+    assert re.fullmatch(r"\[<Odd at 0x[0-9a-f]+>, 10000\]", call["returned"])
+
+    dump, asked = run(python, tmp_path, OUTPUT_BODY, env={"TRACE_IT": "1", "REPRS": "1"})
+    assert asked == plain
+    got = calls(dump)
+    assert [c["args"]["n"] for c in got] == ["0", "1", "2"]  # the call a repr made is not recorded
+    changes = {name: text for e in got[0]["events"] for name, text in e.get("changed", {}).items()}
+    assert re.fullmatch(r"<repr raised RuntimeError> <Odd at 0x[0-9a-f]+>", changes["odd"]), changes["odd"]
     assert changes["talk"] == "Chatty(10000)"
-    assert len(changes["big"]) <= 80 and len(changes["text"]) <= 80
-    assert call["returned"] == "[<Odd object (repr failed)>, 10000]"
+    assert changes["big"] == "[0, 1, 2, 3, 4, 5, <cut: 99994 more>]"
 
 
 CHAIN_BODY = """
@@ -680,7 +961,7 @@ def test_a_function_of_a_module_not_imported_yet_is_picked_up_when_it_runs(pytho
 
 
 DEBUGPY_BODY = """
-import json, sys, threading
+import json, os, sys, threading
 import _debugrelay_trace
 
 def f(n):
@@ -696,6 +977,7 @@ dump = json.loads(_debugrelay_trace.dump("{}"))
 print(json.dumps([[c["returned"], c["thread"]] for c in dump["traces"]["t1"]["calls"]]))
 print(type(sys.gettrace()).__name__)
 print(sys.version_info[1])
+print(os.environ.get("PYDEVD_LOAD_NATIVE_LIB"))
 """
 
 
@@ -724,3 +1006,4 @@ def test_under_debugpy_started_by_the_boot_path(python: str, tmp_path: Path) -> 
     assert json.loads(lines[0]) == [["2", "MainThread"], ["4", "MainThread"], ["6", "MainThread"], ["22", "worker"]]
     if lines[2] == "11":
         assert lines[1] != "NoneType"  # pydevd's tracer is what the program sees, ours runs around it
+    assert lines[3] == "None"  # the flag pydevd read at its import is gone from the program's environment

@@ -64,3 +64,17 @@ def test_a_key_file_no_relay_wrote_stops_the_relay(tmp_path: Path, content: str)
     (tmp_path / KEY_FILE).chmod(0o600)
     with pytest.raises(KeyFileError, match="does not hold a key"):
         RelayKeys.for_settings(load_settings(state_dir=str(tmp_path)), durable=True)
+
+
+def test_a_stored_keeper_secret_is_of_no_use_without_the_key_nor_for_another_session() -> None:
+    keys, other = RelayKeys(b"token-1", "test"), RelayKeys(b"token-2", "test")
+    secret = "ab" * 32
+    stored = keys.hide("sess_1", secret)
+    assert secret not in stored and stored != keys.hide("sess_1", secret)  # a nonce of its own each time
+    assert keys.reveal("sess_1", stored) == secret
+    assert other.reveal("sess_1", stored) is None  # another key
+    assert keys.reveal("sess_2", stored) is None  # copied into another session's record
+    head, _, tag = stored.rpartition(":")
+    flipped = head[:-1] + ("0" if head[-1] != "0" else "1") + ":" + tag
+    for forged in (flipped, secret, "", "sealed:v1:zz:zz:zz", None):
+        assert keys.reveal("sess_1", forged) is None

@@ -38,7 +38,7 @@ def test_failed_attempts_allow_a_burst_then_one_a_second() -> None:
 
 
 def test_failed_attempts_remember_a_bounded_number_of_addresses() -> None:
-    attempts = FailedAttempts(burst=1, addresses=100, clock=Clock())
+    attempts = FailedAttempts(burst=1, addresses=100, overall=10_000, clock=Clock())
     for n in range(1000):
         attempts.failed(f"10.0.{n // 256}.{n % 256}")
     assert len(attempts._buckets) == 100
@@ -135,3 +135,19 @@ def test_a_view_sessions_end_is_awaitable_for_its_streams() -> None:
         assert not views.holds(timed_out) and not views._ends
 
     asyncio.run(scenario())
+
+
+def test_wrong_tokens_from_every_address_share_one_budget_that_spares_addresses_the_right_token_came_from() -> None:
+    clock = Clock()
+    attempts = FailedAttempts(burst=3, per_second=1.0, overall=5, overall_per_second=0.5, clock=clock)
+    attempts.succeeded("10.0.0.1")  # the token's holder
+    for n in range(5):  # five hosts, one wrong token each: within every address's own burst
+        assert attempts.retry_after(f"10.0.1.{n}") == 0
+        attempts.failed(f"10.0.1.{n}")
+    assert attempts.retry_after("10.0.1.9") == 2  # a sixth host waits for the shared budget to refill
+    assert attempts.retry_after("10.0.1.0") == 2  # an address no right token came from: its right token too
+    assert attempts.retry_after("10.0.0.1") == 0  # the holder's address is judged by its own bucket only
+    attempts.failed("10.0.0.1")
+    assert attempts.retry_after("10.0.0.1") == 0
+    clock.now += 2.0
+    assert attempts.retry_after("10.0.1.9") == 0  # refilled: one more guess

@@ -7,10 +7,11 @@ spelled out in the text made each run cost several times what the condition alon
 sends only ``_debugrelay_check._SPEC``: one attribute read, cheaper to compile than the shortest
 comparison (2.9 against 3.4 us; a call with a string would be 4.3). ``_debugrelay_check`` is the object
 this module makes a builtin at start-up (sitecustomize imports it); reading any attribute of it runs the
-checks. SPEC is base32 (no padding) of JSON ``[key, condition, hit, first, message]``: ``hit`` ``[op,
-number, rest]`` or null, ``first`` ``[file name, line, last line]`` of a statement spanning lines or null,
-``message`` a logpoint's f-string source or null; it is decoded and compiled on its first run, then
-looked up.
+checks. SPEC is base32 (no padding) of JSON ``[key, condition, hit, first, message, inner]``: ``hit``
+``[op, number, rest]`` or null, ``first`` ``[file name, line, last line]`` of a statement spanning lines or
+null, ``message`` a logpoint's f-string source or null, ``inner`` ``[file name, line]`` of a line holding a
+comprehension or generator expression or null; it is decoded and compiled on its first run, then looked
+up.
 
 A logpoint's message is where debugpy is sent the attribute (it has no condition then): debugpy
 evaluates a logpoint's message on every run of the line, whatever its condition, and prints it unless
@@ -28,8 +29,8 @@ import time
 from typing import Any
 
 _compiled: dict[str, tuple[Any, ...]] = {}
-_runs: dict[str, list[float]] = sys.__dict__.setdefault("_debugrelay_runs", {})
-_hits: dict[str, int] = sys.__dict__.setdefault("_debugrelay_hits", {})
+_runs: dict[str, list[float]] = {}
+_hits: dict[str, int] = {}  # the relay reads a counted breakpoint's hits here at its stops
 _monotonic = time.monotonic
 MARKER = "\x1edebugrelay-runs "  # the relay's RUNS_MARKER: a line it takes out of the output
 REPORT_EVERY = 1.0  # seconds between two reports of a line's runs
@@ -37,14 +38,16 @@ REPORT_EVERY = 1.0  # seconds between two reports of a line's runs
 
 def _parts(spec: str) -> tuple[Any, ...]:
     encoded = spec[1:]
-    key, condition, hit, first, message = json.loads(base64.b32decode(encoded + "=" * (-len(encoded) % 8)))
+    fields = json.loads(base64.b32decode(encoded + "=" * (-len(encoded) % 8)))
+    key, condition, hit, first, message = fields[:5]
+    inner = fields[5] if len(fields) > 5 else None
     code = compile(condition, "<breakpoint condition>", "eval") if condition else None
     says = compile(message, "<logpoint message>", "eval") if message else None
     test = None
     if hit is not None:
         op, number, rest = hit
         test = _hit_test(op, int(number), int(rest or 0))
-    found = (key + ":runs", key, code, test, tuple(first) if first else None, says)
+    found = (key + ":runs", key, code, test, tuple(first) if first else None, says, tuple(inner) if inner else None)
     _compiled[spec] = found
     return found
 
@@ -62,17 +65,41 @@ def _hit_test(op: str, number: int, rest: int) -> Any:
     }[op]
 
 
-def _first_entry(first: tuple[str, int, int]) -> bool:
-    """False at the second 'line' event CPython fires on the first line of a statement spanning lines (the
-    frame comes back to it from the statement's later lines): one execution, one stop."""
-    name, line, end = first
+def _at_line(name: str, line: int) -> Any:
+    """The program's frame at the breakpoint's line (the innermost running it), else None."""
     frame = sys._getframe(2)  # past this function and the checks: the condition being evaluated, then up
     while frame is not None and not (frame.f_lineno == line and frame.f_code.co_filename.endswith(name)):
         frame = frame.f_back
+    return frame
+
+
+def _first_entry(frame: Any, first: tuple[str, int, int]) -> bool:
+    """False at the second 'line' event CPython fires on the first line of a statement spanning lines (the
+    frame comes back to it from the statement's later lines): one execution, one stop."""
+    _, line, end = first
     if frame is None:
         return True
     lasti = frame.f_lasti
     return not any(e == lasti and line < (n or 0) <= end for _, e, n in frame.f_code.co_lines())
+
+
+COMPREHENSIONS = ("<genexpr>", "<listcomp>", "<setcomp>", "<dictcomp>")
+
+
+def _inside(frame: Any, line: int) -> bool:
+    """True in the frame of a comprehension or generator expression at a line the code around it runs too:
+    that execution of the line is the outer frame's, which stopped there once (Python 3.12+ runs a list,
+    set or dict comprehension in the outer frame; 3.11 in one of its own, with an event per item)."""
+    if frame is None or frame.f_code.co_name not in COMPREHENSIONS:
+        return False
+    code = frame.f_code
+    outer = frame.f_back
+    while outer is not None and not any(c is code for c in outer.f_code.co_consts):
+        outer = outer.f_back
+    lines = getattr(outer.f_code, "co_lines", None) if outer is not None else None
+    if lines is None:  # a generator run after the frame that made it returned, or Python < 3.10
+        return line == code.co_firstlineno
+    return any(n == line for _, _, n in lines())
 
 
 def _report(runs_key: str, key: str, state: list[float], now: float) -> None:
@@ -97,14 +124,17 @@ class Checks:
     __slots__ = ()
 
     def __getattribute__(self, spec: str) -> bool | str:
-        """Not a statement's second event, the line's run counted, the condition true in the frame debugpy
-        evaluates it in, then the hit counted and its condition true: True (a logpoint: its message), else
-        False (a logpoint: "").
+        """Not a statement's second event nor a comprehension's own at a line its outer frame runs, the
+        line's run counted, the condition true in the frame debugpy evaluates it in, then the hit counted and
+        its condition true: True (a logpoint: its message), else False (a logpoint: "").
 
         Run on every execution of the line: one lookup, one clock read, no call it can do without."""
-        runs_key, key, code, test, first, says = _compiled.get(spec) or _parts(spec)
-        if first is not None and not _first_entry(first):
-            return False if says is None else ""
+        runs_key, key, code, test, first, says, inner = _compiled.get(spec) or _parts(spec)
+        if first is not None or inner is not None:
+            name, line = (first or inner)[:2]
+            frame = _at_line(name, line)
+            if (first is not None and not _first_entry(frame, first)) or (inner is not None and _inside(frame, line)):
+                return False if says is None else ""
         if code is not None or test is not None:
             now = _monotonic()
             state = _runs.get(runs_key)

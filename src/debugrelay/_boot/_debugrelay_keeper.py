@@ -16,7 +16,10 @@ never sends ``disconnect`` on its own.
 
 The program's stdout and stderr are pipes the keeper reads: every byte becomes a DAP ``output``
 event of its own (``category`` stdout/stderr, ``time`` of the read), copied to the keeper's own
-stdout/stderr too (a local target's log file, a container's log). debugpy's own capture
+stdout/stderr too (a local target's log file, a container's log). The pipe written to first is read
+first (``WriteOrder``: on Linux the kernel notes each write to either pipe in one queue), so output
+keeps the order the program wrote it in across the two streams, whoever wrote it (Python, C code,
+a child process). debugpy's own capture
 (``redirectOutput``) loses the end of a program that writes fast and exits, so the keeper turns it
 off in the attach it passes on. A stop, and the end of the run, reach the relay after everything
 the program wrote before them: the pipes are read empty before a ``stopped`` event is passed on,
@@ -71,6 +74,7 @@ Standard library only, Python 3.8+: it runs on the target's own interpreter.
 
 import codecs
 import collections
+import fcntl
 import hashlib
 import hmac
 import http.client
@@ -96,7 +100,8 @@ MAX_HEADER = 8 * 1024
 MAX_QUEUED = 10000  # events kept while no relay is connected
 MAX_QUEUED_BYTES = 8 * 1024 * 1024
 AUTH_SECONDS = 5.0
-DRAIN_SECONDS = 1.5  # after the debuggee exits: pass on its last events, then go
+DRAIN_SECONDS = 1.5  # after the debuggee exits: pass on its last events, then go (longer while they move)
+SIOCOUTQ = 0x5411  # a socket's bytes the peer has not acknowledged yet (Linux's TIOCOUTQ)
 UPSTREAM_RETRY = 0.005  # short: with --client, the time another process could take debugpy first
 RECONNECT_DELAY = 0.5  # debugpy takes a new client ~250 ms after the old one left
 EARLY_RETRIES = 5  # attaches again after debugpy dropped the keeper before anything was configured
@@ -125,6 +130,7 @@ ATTACH_REACH = 6.0  # s a keeper holding a program it did not start tries to rea
 ATTACH_WAIT = 60.0  # s a keeper holding a program it did not start waits to be attached, then gives up
 ATTACH_GRACE = 3.0  # s a child of a program whose children are debugged has to be attached, else undebugged
 MAX_COMMAND = 512  # characters of a child's command line passed on
+MAX_REFUSED = 20  # processes announced but refused (not the program's children): each logged and told, then counted
 HTTP_REQUEST = "debugrelay.http"  # a relay's request: send an HTTP request to the program (a service)
 HTTP_RESPONSE = "debugrelay.httpResponse"  # its outcome, an event: queued like output while no relay is there
 HTTP_BODY_KEPT = 16384  # characters of a response body passed on (the whole length is said)
@@ -272,6 +278,7 @@ class Conn(object):
         self.deadline = 0.0
         self.closed = False
         self.mask = 0
+        self.heard = False  # the peer sent a byte
         self.proc = None  # a child process's connection: its Proc
         try:
             self.peer = "%s:%s" % sock.getpeername()[:2]
@@ -303,7 +310,78 @@ class Stream(object):
         self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self.eof = False
         self.watched = False
+        self.unannounced_since = None  # since when it holds output no write was noted for (WriteOrder)
         os.set_blocking(fd, False)
+
+
+IN_MODIFY = 0x2  # inotify: a write to the watched file (a pipe too)
+UNANNOUNCED_WAIT = 0.05  # s a pipe's output waits for the note of its write (sent in the same system call)
+INOTIFY_EVENT = struct.Struct("iIII")  # wd, mask, cookie, length of the name that follows
+
+
+class WriteOrder(object):
+    """The order the program wrote to its pipes in, across them: inotify queues an event for each write to
+    a watched pipe (consecutive writes to one pipe as one event), both pipes in one queue, in write order.
+    ``start`` answers None where it cannot (not Linux, no inotify instance left): the pipes are then read
+    as they are ready, each in its own order."""
+
+    def __init__(self, fd, watched):
+        self.fd = fd
+        self.watched = watched  # watch descriptor -> Stream
+
+    @classmethod
+    def start(cls, streams):
+        if not streams or not sys.platform.startswith("linux"):
+            return None
+        try:
+            import ctypes  # noqa: PLC0415 - only here: a keeper without pipes never needs it
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+            if fd < 0:
+                return None
+            watched = {}
+            for stream in streams:
+                wd = libc.inotify_add_watch(fd, ("/proc/self/fd/%d" % stream.fd).encode(), IN_MODIFY)
+                if wd < 0:
+                    os.close(fd)
+                    return None
+                watched[wd] = stream
+        except (ImportError, OSError, AttributeError):
+            return None
+        return cls(fd, watched)
+
+    def written(self):
+        """The pipes written to since the last call, in the order of their first write."""
+        found = []
+        while True:
+            try:
+                data = os.read(self.fd, 65536)
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError:
+                break
+            if not data:
+                break
+            at = 0
+            while at + INOTIFY_EVENT.size <= len(data):
+                wd, mask, _cookie, length = INOTIFY_EVENT.unpack_from(data, at)
+                at += INOTIFY_EVENT.size + length
+                stream = self.watched.get(wd)
+                if mask & IN_MODIFY and stream is not None and stream not in found:
+                    found.append(stream)
+        return found
+
+
+def pipe_holds(fd):
+    """Bytes waiting in a pipe (0 at its end); None if it cannot say."""
+    try:
+        import fcntl  # noqa: PLC0415 - Linux only, with WriteOrder
+        import termios  # noqa: PLC0415
+
+        return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+    except (ImportError, OSError):
+        return None
 
 
 def echo(fd, data):
@@ -358,6 +436,10 @@ class Keeper(object):
         self.dropped_chars = 0
         self.dropped = 0
         self.streams = list(streams)
+        self.order = WriteOrder.start(self.streams)  # None: each pipe read as it is ready
+        self.due = []  # pipes written to and not read to their end yet, in the order of their first write
+        if self.order is not None:
+            self.sel.register(self.order.fd, selectors.EVENT_READ, "order")
         self.out_seq = itertools.count(1)  # output events, numbered: ``n`` in their body
         self.retained = collections.deque()  # (n, framed) of output sent to a relay
         self.retained_bytes = 0
@@ -365,7 +447,8 @@ class Keeper(object):
         self.held_end = []  # debugpy's exited/terminated, until the debuggee's exit: (event, framed)
         self.hold_until = 0.0
         self.linger_until = 0.0
-        self.sent_at = 0.0  # the last time bytes went to the relay
+        self.sent_at = 0.0  # the last time bytes went to the relay (or it acknowledged some)
+        self.unacked = 0  # bytes written to the relay's socket it had not acknowledged, when last asked
         self.initialized = False
         self.attached = False
         self.configured = False
@@ -390,6 +473,9 @@ class Keeper(object):
         os.set_blocking(self.wake_r, False)
         self.sel.register(self.wake_r, selectors.EVENT_READ, "wake")
         self.procs = {}  # pid -> Proc: the debuggee's children that debugpy attached
+        self.refused_children = collections.OrderedDict()  # pid -> why: announced by debugpy, not attached
+        self.refused_count = 0
+        self.waiting = {}  # pid -> debugpy's announcement: a child held back while an outsider is connected
         self.configuration = {}  # (command, source path) -> arguments: what every process is configured with
         self.init_args = (client or {}).get("initialize")  # initialize arguments for a child's connection
         self.tree = {}  # pid -> what was said of a descendant of the debuggee found in /proc
@@ -446,6 +532,7 @@ class Keeper(object):
             if now >= self.scan_at and self.exit_code is None:
                 self.scan_at = now + SCAN_SECONDS
                 self.scan_tree()
+                self.attach_waiting_children()
             self.watch_streams()
             self.step(self.timeout(now))
             self.pass_http()
@@ -453,7 +540,21 @@ class Keeper(object):
     def drained(self):
         up_done = self.up is None or self.terminated
         streams_done = all(stream.eof for stream in self.streams)
-        return up_done and streams_done and (self.relay is None or not self.relay.out)
+        return up_done and streams_done and not self.unsent()
+
+    def unsent(self):
+        """Bytes for the relay it has not received yet: queued here, or written to the socket and not
+        acknowledged. A container's network goes with its last process, and what its sockets still held
+        goes with it (the end of the run never reached the relay): the keeper leaves once the relay has it all."""
+        if self.relay is None:
+            return 0
+        try:
+            held = struct.unpack("i", fcntl.ioctl(self.relay.sock.fileno(), SIOCOUTQ, b"\0\0\0\0"))[0]
+        except (OSError, ValueError, struct.error):
+            held = 0
+        if held != self.unacked:
+            self.unacked, self.sent_at = held, time.monotonic()  # the relay reads on: the end is worth waiting for
+        return len(self.relay.out) + held
 
     def finished(self, now):
         """After the debuggee's exit: everything passed on, or no use waiting any longer."""
@@ -461,8 +562,8 @@ class Keeper(object):
             return now >= self.linger_until  # what no relay has taken yet waits for one, a while
         if self.drained():
             return True
-        if self.relay is not None and self.relay.out and now - self.sent_at < DRAIN_SECONDS:
-            return False  # still passing the end of the output on
+        if self.unsent() and now - self.sent_at < DRAIN_SECONDS:
+            return False  # still passing the end of the output on, and the relay still taking it
         return now >= self.ending_at
 
     def worth_lingering(self):
@@ -477,6 +578,8 @@ class Keeper(object):
             waits.append(max(0.0, self.scan_at - now))
         if self.up is None and self.ending_at is None:  # debugpy is reached again only while the run goes on
             waits.append(max(0.0, self.up_retry_at - now))
+        if self.ending_at is not None and self.unacked:  # acknowledgements come without an event of their own
+            waits.append(0.02)
         if self.ending_at is not None:  # the drain's end, then (lingering for a relay) the linger's
             waits.append(max(0.0, (self.ending_at if now < self.ending_at else self.linger_until) - now))
         if self.held_end:
@@ -520,8 +623,11 @@ class Keeper(object):
         self.reply(request, True, body={"seconds": self.orphan_after})
 
     def step(self, timeout):
+        output = False  # a pipe (or the order of writes to them) is ready: read once every event is seen
         for key, mask in self.sel.select(timeout):
-            if key.data == "wake":
+            if key.data == "order" or isinstance(key.data, Stream):
+                output = True
+            elif key.data == "wake":
                 try:
                     os.read(self.wake_r, 512)
                 except OSError:
@@ -532,14 +638,14 @@ class Keeper(object):
                 self.traced()
             elif key.data is None:
                 self.accept()
-            elif isinstance(key.data, Stream):
-                self.read_stream(key.data)
             else:
                 conn = key.data
                 if mask & selectors.EVENT_READ and not conn.closed:
                     self.readable(conn)
                 if mask & selectors.EVENT_WRITE and not conn.closed:
                     self.flush(conn)
+        if output:
+            self.read_streams()
         now = time.monotonic()
         for conn in [c for c in self.pending.values() if c.deadline <= now]:
             log("refused a connection from %s: no proof in time" % conn.peer)
@@ -609,6 +715,7 @@ class Keeper(object):
         if not data:
             self.close(conn)
             return
+        conn.heard = True
         if conn.kind == "pending":
             self.authenticate(conn, data)
             return
@@ -749,6 +856,7 @@ class Keeper(object):
         self.requests[seq] = (self.relay.id if self.relay else 0, message.get("seq"))
         if command == "attach":
             self.attached = True
+            self.follow = bool((message.full().get("arguments") or {}).get("subProcess"))
             if self.streams:
                 message = Peek(json.dumps(own_output(message.full()), separators=(",", ":")).encode())
         data = message.replaced("seq", seq)
@@ -824,11 +932,29 @@ class Keeper(object):
 
     # -- the debuggee's children ----------------------------------------------------------------
 
-    def start_child(self, attach):
+    def start_child(self, attach, again=False):
         """debugpy announced a child process (``debugpyAttach``): attach to it over a connection of the
-        keeper's own, to debugpy's adapter as always (never to an address a message names)."""
+        keeper's own, to debugpy's adapter as always (never to an address a message names), once the
+        announced process is known to be one of the program's children (:func:`not_a_child`); else it is
+        refused: logged, told to the relay, and sent nothing. A child announced while a process outside
+        the program is connected to debugpy waits (``again``: looked at anew) until that one has gone."""
         pid = attach.get("subProcessId")
-        if not isinstance(pid, int) or pid in self.procs:
+        if not isinstance(pid, int) or pid in self.procs or pid in self.refused_children:
+            return
+        if pid in self.waiting and not again:
+            return
+        if not self.follow:
+            why = "child processes are not debugged in this session"
+        else:
+            why = not_a_child(pid, os.getpid(), self.upstream_addr[1])
+        if why is not None and why.startswith(OUTSIDER):
+            if pid not in self.waiting:
+                log("child process %d waits to be attached: %s" % (pid, why))
+            self.waiting[pid] = attach
+            return
+        self.waiting.pop(pid, None)
+        if why is not None:
+            self.refuse_child(pid, why)
             return
         proc = Proc(pid, attach)
         self.procs[pid] = proc
@@ -847,6 +973,28 @@ class Keeper(object):
         proc.conn = conn
         self.watch(conn)
         self.request_to(proc, "initialize", self.init_args or {})
+
+    def attach_waiting_children(self):
+        """Look again at the children waiting because a process outside the program was connected to debugpy."""
+        for attach in list(self.waiting.values()):
+            self.start_child(attach, again=True)
+
+    def refuse_child(self, pid, why):
+        """A process debugpy announced that is not attached: said in the log and to the relay (which notes
+        it, never lists it); past MAX_REFUSED of them, only counted in the log (a flood says little more)."""
+        self.refused_children[pid] = why
+        while len(self.refused_children) > MAX_REFUSED:
+            del self.refused_children[next(iter(self.refused_children))]
+        self.refused_count += 1
+        if self.refused_count > MAX_REFUSED:
+            if self.refused_count % MAX_REFUSED == 1:
+                log("%d processes debugpy announced refused so far" % (self.refused_count - 1))
+            return
+        log("refused process %d that debugpy announced as a child: %s" % (pid, why))
+        body = {"pid": pid, "state": "refused", "why": why, "refused": self.refused_count}
+        self.deliver(
+            "debugrelay.process", encode({"seq": 0, "type": "event", "event": "debugrelay.process", "body": body})
+        )
 
     def request_to(self, proc, command, arguments):
         seq = next(self.seq)
@@ -1065,28 +1213,10 @@ class Keeper(object):
         root = self.child.pid if self.child is not None else None
         if root is None or not os.path.isdir("/proc/%d" % root):
             return
-        parents = {}
-        try:
-            names = os.listdir("/proc")
-        except OSError:
+        parents = process_parents()
+        if not parents:
             return
-        for name in names:
-            if not name.isdigit():
-                continue
-            try:
-                with open("/proc/%s/stat" % name, "rb") as fh:
-                    stat = fh.read(4096)
-                parents[int(name)] = int(stat[stat.rfind(b")") + 2 :].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-        kids = {}
-        for pid, ppid in parents.items():
-            kids.setdefault(ppid, []).append(pid)
-        found, stack = set(), [root]
-        while stack:
-            for kid in kids.get(stack.pop(), ()):
-                found.add(kid)
-                stack.append(kid)
+        found = descendants(parents, root)
         for pid in found:
             if pid not in self.tree:
                 self.seen(pid, parents.get(pid))
@@ -1302,8 +1432,44 @@ class Keeper(object):
                     self.sel.unregister(stream.fd)
                 stream.watched = want
 
+    def read_streams(self, drain=False):
+        """What the pipes hold, in the order the program wrote it: the pipe written to first is read first,
+        and one that holds more than a round's read holds back those written after it. ``drain``: read
+        them even while the relay is behind (before a stop or the run's end is passed on)."""
+        if self.order is None:
+            for stream in self.streams:
+                if not stream.eof and (drain or stream.watched):
+                    self.read_stream(stream)
+            return
+        self.due.extend(s for s in self.order.written() if s not in self.due)
+        for stream in list(self.due):
+            if not stream.eof:
+                if not (drain or stream.watched):
+                    return  # the relay is behind: this pipe, and those written after it, wait
+                if self.read_stream(stream):
+                    return  # more than a round's read: the rest comes next round, in order
+            self.due.remove(stream)
+        for stream in self.streams:  # ready, no write noted: at its end, or the note is on its way (an instant)
+            if not stream.eof and (drain or stream.watched) and self.unannounced(stream, drain):
+                self.read_stream(stream)
+
+    def unannounced(self, stream, drain):
+        """Whether to read a pipe no write was noted for: at its end, in a drain (the writes are done and
+        noted), or when the note is overdue (lost: the kernel's queue overflowed)."""
+        held = pipe_holds(stream.fd)
+        if held == 0 or drain:
+            stream.unannounced_since = None
+            return True
+        now = time.monotonic()
+        if stream.unannounced_since is None:
+            stream.unannounced_since = now
+        if now - stream.unannounced_since < UNANNOUNCED_WAIT:
+            return False
+        stream.unannounced_since = None
+        return True
+
     def read_stream(self, stream, limit=STREAM_ROUND):
-        """What the pipe holds now (up to ``limit``), passed on as one output event."""
+        """What the pipe holds now (up to ``limit``), passed on as one output event; True if it held more."""
         chunks = []
         got = 0
         while got < limit and not stream.eof:
@@ -1331,11 +1497,10 @@ class Keeper(object):
             n = next(self.out_seq)
             body = {"category": stream.category, "output": text, "time": time.time(), "n": n}
             self.deliver("output", encode({"seq": 0, "type": "event", "event": "output", "body": body}), len(text), n)
+        return got >= limit
 
     def drain_streams(self):
-        for stream in self.streams:
-            if not stream.eof:
-                self.read_stream(stream)
+        self.read_streams(drain=True)
 
     def release_end(self):
         """Pass on debugpy's exited/terminated once the debuggee is gone: its output (and calls) first."""
@@ -1370,16 +1535,7 @@ class Keeper(object):
         except OSError as exc:
             self.up_retry_at = time.monotonic() + UPSTREAM_RETRY
             if self.child is None and not self.attach_done and time.monotonic() >= self.reach_until:
-                self.unreachable = "cannot reach debugpy at %s:%s: %s" % (
-                    self.upstream_addr[0],
-                    self.upstream_addr[1],
-                    exc,
-                )
-                log(self.unreachable)
-                self.gone = True
-                held, self.held = self.held, []
-                for request in held:
-                    self.answer_handshake(request)
+                self.unreachable_now(exc)
             return
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.setblocking(False)
@@ -1398,6 +1554,8 @@ class Keeper(object):
         alive = self.exit_code is None and self.child is not None and self.child.returncode is None
         if alive and self.dropped_early():
             return
+        if self.not_listening_yet():
+            return
         if alive:
             log("debugpy closed the connection (attached: %s, configured: %s)" % (self.attached, self.configured))
         if self.child is None and self.attached:
@@ -1413,6 +1571,29 @@ class Keeper(object):
         self.up_retry_at = time.monotonic() + RECONNECT_DELAY
         if self.relay is not None and self.exit_code is None:
             self.close(self.relay)  # the relay sees its debug connection end, as with debugpy itself
+
+    def not_listening_yet(self):
+        """A published container port accepts for an attached program whose debugpy does not listen yet,
+        then closes without a byte (Docker's proxy): retried as a refused connection is, until the
+        attach's reach runs out. A peer that said anything at all is no debugpy: that is not retried."""
+        if self.child is not None or self.caps is not None or self.up is None or self.up.heard:
+            return False
+        self.up = None
+        self.requests.clear()
+        self.own.clear()
+        self.up_retry_at = time.monotonic() + UPSTREAM_RETRY
+        if self.up_retry_at >= self.reach_until:
+            self.unreachable_now("it closed the connection without answering")
+        return True
+
+    def unreachable_now(self, why):
+        """The attached program's debugpy was not reached in time: a relay that asks is told why."""
+        self.unreachable = "cannot reach debugpy at %s:%s: %s" % (self.upstream_addr[0], self.upstream_addr[1], why)
+        log(self.unreachable)
+        self.gone = True
+        held, self.held = self.held, []
+        for request in held:
+            self.answer_handshake(request)
 
     def dropped_early(self):
         """debugpy's adapter drops a client that attaches in its first milliseconds, before it has set
@@ -1460,6 +1641,148 @@ def parent_of(pid):
         return int(stat[stat.rfind(b")") + 2 :].split()[1])
     except (OSError, ValueError, IndexError):
         return None
+
+
+def process_parents():
+    """pid -> parent pid of every process in /proc (Linux; empty elsewhere)."""
+    parents = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return parents
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name, "rb") as fh:
+                stat = fh.read(4096)
+            parents[int(name)] = int(stat[stat.rfind(b")") + 2 :].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    return parents
+
+
+def descendants(parents, root):
+    """The pids under ``root`` in ``parents`` (children, theirs, ...), ``root`` itself not among them."""
+    kids = {}
+    for pid, ppid in parents.items():
+        kids.setdefault(ppid, []).append(pid)
+    found, stack = set(), [root]
+    while stack:
+        for kid in kids.get(stack.pop(), ()):
+            if kid not in found:
+                found.add(kid)
+                stack.append(kid)
+    return found
+
+
+OUTSIDER = "a process outside the program"  # connected to debugpy: the program's children wait until it has gone
+TCP_LISTEN = "0A"
+TCP_ESTABLISHED = "01"
+
+
+def tcp_address(text):
+    """``0100007F:1F90`` (/proc/net/tcp, tcp6) -> ``("127.0.0.1", 8080)``; an IPv4 address mapped into IPv6
+    as IPv4, so both ends of one loopback connection read alike."""
+    host, _, port = text.partition(":")
+    raw = b"".join(struct.pack("=I", int(host[i : i + 8], 16)) for i in range(0, len(host), 8))
+    if len(raw) == 4:
+        ip = socket.inet_ntop(socket.AF_INET, raw)
+    else:
+        ip = socket.inet_ntop(socket.AF_INET6, raw)
+        if ip.startswith("::ffff:") and "." in ip:
+            ip = ip[7:]
+    return ip, int(port, 16)
+
+
+def tcp_sockets():
+    """The TCP sockets of this network namespace (Linux): ``(local, remote, state, inode)`` each."""
+    rows = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as fh:
+                lines = fh.read().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            try:
+                rows.append((tcp_address(fields[1]), tcp_address(fields[2]), fields[3], int(fields[9])))
+            except (IndexError, ValueError, OSError):
+                continue
+    return rows
+
+
+def socket_holders(pids):
+    """socket inode -> the pids among ``pids`` holding it open (Linux; a process whose descriptors cannot be
+    read, another user's, holds none)."""
+    holders = {}
+    for pid in pids:
+        try:
+            fds = os.listdir("/proc/%d/fd" % pid)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                link = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+            except OSError:
+                continue
+            if link.startswith("socket:["):
+                try:
+                    holders.setdefault(int(link[8:-1]), set()).add(pid)
+                except ValueError:
+                    continue
+    return holders
+
+
+def not_a_child(pid, keeper, client_port):
+    """Why the process debugpy announced as ``pid`` may not be attached (None: it may). The adapter takes
+    any local connection to its server port as a process to debug, on the pid and parent the connection
+    claims. Linux tells the truth: the process must be the program's (under the keeper), hold a connection
+    of its own to the adapter's server port, and every connection there must be held by a process of the
+    program: while a process outside it holds one (``OUTSIDER``), that one may have claimed this very pid
+    first, and the adapter would pass the keeper to it. Read twice around the descriptors: a connection
+    being made or closed is not an outsider."""
+    before = tcp_sockets()  # first: whoever holds a connection listed here is alive in the listing below
+    parents = process_parents()
+    if not parents:
+        return "cannot be checked here (no /proc)"
+    program = descendants(parents, keeper)
+    if pid not in program:
+        return "not a process of the program"
+    holders = socket_holders(program)
+    after = {(local, remote, inode) for local, remote, state, inode in tcp_sockets() if state == TCP_ESTABLISHED}
+    adapter = set()
+    for local, _, state, inode in before:
+        if state == TCP_LISTEN and local[1] == client_port:
+            adapter |= holders.get(inode, set())
+    if not adapter:
+        return "debugpy's adapter is not a process of the program"
+    served = {
+        local[1]
+        for local, _, state, inode in before
+        if state == TCP_LISTEN and local[1] != client_port and holders.get(inode, set()) & adapter
+    }
+    ends = {(local, remote): inode for local, remote, state, inode in before if state == TCP_ESTABLISHED}
+    own, outsiders = False, []
+    for local, remote, state, inode in before:
+        if state != TCP_ESTABLISHED or local[1] not in served or not holders.get(inode, set()) & adapter:
+            continue
+        end = ends.get((remote, local))  # the connecting end of a connection the adapter accepted
+        held = holders.get(end, set())
+        own = own or pid in held
+        if end and not held and (remote, local, end) in after:
+            outsiders.append(end)
+    if not own:
+        return "it has no connection to debugpy"
+    if outsiders:
+        everyone = socket_holders(parents)  # named where the kernel lets this user see them
+        named = sorted({p for end in outsiders for p in everyone.get(end, ())})
+        return "%s (%s) is connected to debugpy" % (
+            OUTSIDER,
+            "pid " + ", ".join(str(p) for p in named[:5]) if named else "another user's",
+        )
+    return None
 
 
 PYTHON = re.compile(r"python[\d.]*m?$")
@@ -1524,26 +1847,7 @@ def end_leftovers():
 def signal_tree(signum):
     """Send ``signum`` to every process under the keeper (the debuggee, its children, their orphans: the
     keeper is their subreaper)."""
-    if not os.path.isdir("/proc"):
-        return
-    me = os.getpid()
-    parents = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                with open("/proc/%s/stat" % name, "rb") as fh:
-                    stat = fh.read(4096)
-                parents[int(name)] = int(stat[stat.rfind(b")") + 2 :].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-    left, stack = [], [me]
-    while stack:
-        parent = stack.pop()
-        for pid, ppid in parents.items():
-            if ppid == parent:
-                left.append(pid)
-                stack.append(pid)
-    for pid in left:
+    for pid in descendants(process_parents(), os.getpid()):
         try:
             os.kill(pid, signum)
         except OSError:

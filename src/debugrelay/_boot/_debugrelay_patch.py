@@ -3,6 +3,7 @@ debugpy is loaded, and a patch must never keep the program from running."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.abc
 import importlib.machinery
 import sys
@@ -19,6 +20,8 @@ class _Finder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
         if fullname != self.name:
             return None
+        with contextlib.suppress(ValueError):  # found once: the program's import machinery is as it was
+            sys.meta_path.remove(self)
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or spec.loader is None:
             return None

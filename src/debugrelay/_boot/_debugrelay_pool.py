@@ -41,12 +41,37 @@ def _read_spec() -> dict[str, Any] | None:
     return spec
 
 
+def _preload() -> list[Any]:
+    """``--preload pytest``: pytest itself imported ahead, so that a test run taking this target starts with
+    its largest import done. Its plugins are not: pytest rewrites their asserts as it imports them, and one
+    imported before would run unrewritten (and pytest warn of it, a change the program could see). Returns
+    the warnings the import gave, for the run's output (shown as the run starts, where they would have been)."""
+    at = sys.argv.index("--preload") if "--preload" in sys.argv else -1
+    if at < 0 or sys.argv[at + 1 : at + 2] != ["pytest"]:
+        return []
+    import warnings
+
+    with warnings.catch_warnings(record=True) as given:
+        try:
+            import pytest  # noqa: F401
+        except Exception:  # no pytest here: the run says so itself
+            return list(given)
+    return list(given)
+
+
+def _show(given: list[Any]) -> None:
+    import warnings
+
+    for w in given:
+        warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)
+
+
 def _listen_address() -> tuple[str, int]:
     for i, arg in enumerate(sys.argv[:-1]):
         if arg == "--listen":
             host, _, port = sys.argv[i + 1].rpartition(":")
             return host or "127.0.0.1", int(port)
-    raise SystemExit("usage: python -m _debugrelay_pool --listen HOST:PORT [--role NAME]")
+    raise SystemExit("usage: python -m _debugrelay_pool --listen HOST:PORT [--role NAME] [--preload pytest]")
 
 
 def _wait_for_client(spec: dict[str, Any]) -> None:
@@ -78,8 +103,9 @@ def _trace_from_env() -> None:
         print("debugrelay: function traces not installed: %r" % (exc,), file=sys.stderr)
 
 
-def main() -> int:
+def main() -> int:  # noqa: PLR0915
     address = _listen_address()
+    held = _preload()  # before the debugger: imports run untraced
     import debugpy
     import debugpy.server.api  # puts the vendored pydevd on sys.path
     from _pydevd_bundle import pydevd_dont_trace_files
@@ -92,6 +118,7 @@ def main() -> int:
     spec = _read_spec()
     if spec is None:
         return 0
+    _show(held)
 
     from _pydevd_bundle import pydevd_runpy as runpy
 

@@ -1,7 +1,9 @@
 """Read-only helpers evaluated inside a debug target by debugrelay (on the target's PYTHONPATH).
 
 They touch only builtins (``type``, ``id``, ``len`` of builtin containers, ``sys.getsizeof``, C-level
-descriptors found on the type): no user ``__repr__``, ``__str__``, property or ``__len__`` runs here.
+descriptors found on the type, ``issubclass`` of the type, never ``isinstance``, which reads an object's
+``__class__``): no user ``__repr__``, ``__str__``, property, ``__getattribute__``, ``__len__`` or
+``__sizeof__`` runs here.
 Every public function answers with a JSON string and never raises: debugrelay tells a failing helper
 from a failing user expression by that.
 
@@ -36,6 +38,9 @@ def meta(values, chain):
 
 
 def size(obj):
+    """``sys.getsizeof(obj)``, or None where the program wrote the type's ``__sizeof__`` (never run here)."""
+    if type(_find(type(obj), "__sizeof__")).__name__ == "function":
+        return None
     try:
         return sys.getsizeof(obj)
     except Exception:
@@ -78,16 +83,16 @@ def _cut(text, limit):
 def _scalar_repr(obj, limit):
     """repr of a builtin scalar through the builtin's own method (a subclass's __repr__ is skipped)."""
     for kind in (bool, int, float, complex):
-        if isinstance(obj, kind):
+        if issubclass(type(obj), kind):
             try:
                 return kind.__repr__(obj), False
             except ValueError:  # an int too long to print
                 return f"<int of {int.bit_length(obj)} bits>", True
-    if isinstance(obj, str):
+    if issubclass(type(obj), str):
         text = str.__repr__(str.__getitem__(obj, slice(0, limit)))
         return (text[:-1] + "..." + text[-1], True) if str.__len__(obj) > limit else (text, False)
-    if isinstance(obj, (bytes, bytearray)):
-        kind = bytes if isinstance(obj, bytes) else bytearray
+    if issubclass(type(obj), (bytes, bytearray)):
+        kind = bytes if issubclass(type(obj), bytes) else bytearray
         text = kind.__repr__(kind.__getitem__(obj, slice(0, limit)))
         return (text + "...", True) if kind.__len__(obj) > limit else (text, False)
     if obj is None:
@@ -129,7 +134,7 @@ def _small_literal(obj, length):
     would pass the value budget."""
     if length > _SMALL_ITEMS or type(obj) not in (list, tuple, dict, set, frozenset):
         return None
-    if isinstance(obj, dict):
+    if issubclass(type(obj), dict):
         pairs = list(dict.items(obj))
         if not all(_is_scalar(k) and _is_scalar(v) for k, v in pairs):
             return None
@@ -140,20 +145,20 @@ def _small_literal(obj, length):
         if not all(_is_scalar(v) for v in items):
             return None
         inner = ", ".join(_scalar_repr(v, _VALUE_CHARS)[0] for v in items)
-        if isinstance(obj, list):
+        if issubclass(type(obj), list):
             text = f"[{inner}]"
-        elif isinstance(obj, tuple):
+        elif issubclass(type(obj), tuple):
             text = f"({inner},)" if length == 1 else f"({inner})"
         elif length == 0:
             text = f"{type(obj).__name__}()"
         else:
-            text = "{" + inner + "}" if isinstance(obj, set) else "frozenset({" + inner + "})"
+            text = "{" + inner + "}" if issubclass(type(obj), set) else "frozenset({" + inner + "})"
     return text if len(text) <= _VALUE_CHARS else None
 
 
 def _container_len(obj):
     for kind in (list, tuple, dict, set, frozenset):
-        if isinstance(obj, kind):
+        if issubclass(type(obj), kind):
             return kind.__len__(obj)
     return None
 
@@ -190,7 +195,7 @@ def custom_repr(values):
 def _args_text(args):
     parts = []
     for arg in args:
-        if isinstance(arg, str) and len(args) == 1:
+        if issubclass(type(arg), str) and len(args) == 1:
             return str.__str__(arg)
         text, _ = _scalar_repr(arg, _MESSAGE_CHARS) if _is_scalar(arg) else _describe(arg)
         parts.append(text)
@@ -205,7 +210,7 @@ def _message(exc):
         args = _BASE["args"].__get__(exc)
     except Exception:
         args = ()
-    if _GROUP is not None and isinstance(exc, _GROUP):
+    if _GROUP is not None and issubclass(type(exc), _GROUP):
         try:
             text = _GROUP.__dict__["message"].__get__(exc)
             count = len(_GROUP.__dict__["exceptions"].__get__(exc))
@@ -243,7 +248,7 @@ def _summary(exc, depth, max_members):
     where = _raised_at(exc)
     if where is not None:
         out["location"] = where
-    if _GROUP is not None and isinstance(exc, _GROUP):
+    if _GROUP is not None and issubclass(type(exc), _GROUP):
         try:
             members = _GROUP.__dict__["exceptions"].__get__(exc)
         except Exception:
@@ -280,7 +285,7 @@ def _current_exception():
             info = frame.f_locals.get("__exception__") if frame is not None else None
     except Exception:
         return None
-    if type(info) is tuple and len(info) >= 2 and isinstance(info[1], BaseException):
+    if type(info) is tuple and len(info) >= 2 and issubclass(type(info[1]), BaseException):
         return info[1]
     return None
 
@@ -402,7 +407,7 @@ def _fields(obj):
         slots = type.__dict__["__dict__"].__get__(klass).get("__slots__")
         if slots is None:
             continue
-        for name in (slots,) if isinstance(slots, str) else slots:
+        for name in (slots,) if issubclass(type(slots), str) else slots:
             member = type.__dict__["__dict__"].__get__(klass).get(name)
             if member is None or type(member).__name__ != "member_descriptor":
                 continue
@@ -410,7 +415,7 @@ def _fields(obj):
                 out.append((name, member.__get__(obj)))
             except AttributeError:
                 continue
-    if isinstance(obj, BaseException):
+    if issubclass(type(obj), BaseException):
         with contextlib.suppress(Exception):
             out.insert(0, ("args", _BASE["args"].__get__(obj)))
     return out
@@ -419,7 +424,7 @@ def _fields(obj):
 def _children(obj, walk):
     """(kind, [(key, value)], total) where kind is 'items' for containers and 'fields' for objects."""
     limit = walk.max_items
-    if isinstance(obj, dict):
+    if issubclass(type(obj), dict):
         total = dict.__len__(obj)
         pairs = []
         for key, value in dict.items(obj):
@@ -428,11 +433,11 @@ def _children(obj, walk):
             pairs.append((_describe(key)[0], value))
         return "items", pairs, total
     for kind in (list, tuple):
-        if isinstance(obj, kind):
+        if issubclass(type(obj), kind):
             total = kind.__len__(obj)
             return "items", [(i, kind.__getitem__(obj, i)) for i in range(min(total, limit))], total
     for kind in (set, frozenset):
-        if isinstance(obj, kind):
+        if issubclass(type(obj), kind):
             total = kind.__len__(obj)
             pairs = []
             for value in kind.__iter__(obj):
@@ -457,8 +462,9 @@ def _node(obj, depth, walk, ancestors, path):
     length = _length(obj) if type(obj) in _SIZED else _container_len(obj)
     if length is not None:
         out["length"] = length
-    with contextlib.suppress(Exception):
-        out["size"] = sys.getsizeof(obj)
+    found = size(obj)
+    if found is not None:
+        out["size"] = found
     kind, pairs, total = _children(obj, walk)
     if kind is None or total == 0:
         return out

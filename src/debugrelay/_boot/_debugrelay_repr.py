@@ -9,6 +9,10 @@ items past the limit as ``<cut: 40 more>``, a whole value past :data:`BUDGET` ch
 ``<cut>``; an object without a ``__repr__`` of its own shows a few attributes. A container that
 holds itself keeps Python's mark. The variable keeps its reference, so the relay marks it
 ``truncated`` and an agent expands it from there.
+
+A value cut at the budget leaves the printer's generators suspended: they are closed where they are
+left, and debugpy's string printer (a bare ``except:`` around its ``yield``s, which would swallow the
+``GeneratorExit`` and make the program's ``sys.unraisablehook`` report it) is run to its end first.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import sys
 from typing import Any
 
 from _debugrelay_patch import when_imported
+from _debugrelay_probe import _find
 
 TARGET = "_pydevd_bundle.pydevd_safe_repr"
 LEVELS = (60, 20, 10, 10)  # items shown per nesting level (debugpy: 60, 20)
@@ -24,11 +29,22 @@ BUDGET = 4096  # characters of one value; the relay shows fewer
 SELF = 100  # the level debugpy gives a container found inside itself
 
 
-def _length(obj: Any) -> str:
+def _size(obj: Any) -> int | None:
+    """``len(obj)`` by the nearest ``__len__`` the program did not write (a list subclass's own one never runs)."""
     try:
-        return str(len(obj))
+        mro = type.__dict__["__mro__"].__get__(type(obj))
+        for klass in mro:
+            method = type.__dict__["__dict__"].__get__(klass).get("__len__")
+            if method is not None and type(method).__name__ != "function":
+                return int(method(obj))
     except Exception:
-        return "?"
+        pass
+    return None
+
+
+def _length(obj: Any) -> str:
+    size = _size(obj)
+    return "?" if size is None else str(size)
 
 
 def _cut(obj: Any) -> str:
@@ -36,10 +52,8 @@ def _cut(obj: Any) -> str:
 
 
 def _more(obj: Any, shown: int) -> str:
-    try:
-        return f"<cut: {len(obj) - shown} more>"
-    except Exception:
-        return "<cut: more>"
+    size = _size(obj)
+    return "<cut: more>" if size is None else f"<cut: {size - shown} more>"
 
 
 def _too_deep(self: Any, obj: Any, level: int, prefix: str, suffix: str) -> str | None:
@@ -102,6 +116,7 @@ def _repr_dict(  # noqa: PLR0917 (debugpy's signature)
     yield suffix
 
 
+_OBJECT_REPR = object.__dict__["__repr__"]
 PREVIEW_ATTRIBUTES = (10, 4)  # of an object without a repr of its own: the value itself, one inside another
 
 
@@ -111,9 +126,11 @@ def _repr_other(self: Any, obj: Any, level: int) -> Any:
     Only the instance ``__dict__`` is read (no property or ``__getattr__`` runs); the address is kept
     (it tells two objects apart)."""
     cls = type(obj)
+    fields = None
     try:
-        own = cls.__repr__ is object.__repr__
-        fields = object.__getattribute__(obj, "__dict__") if own and level < len(self.maxcollection) else None
+        if _find(cls, "__repr__") is _OBJECT_REPR and level < len(self.maxcollection):
+            found = _find(cls, "__dict__")
+            fields = found.__get__(obj) if type(found).__name__ == "getset_descriptor" else None
     except Exception:
         fields = None
     if type(fields) is not dict or not fields:
@@ -132,14 +149,41 @@ def _repr_other(self: Any, obj: Any, level: int) -> Any:
 
 
 _plain_other: Any = None
+_plain_str: Any = None
+_plain_is_long_iter: Any = None
+
+
+def _is_long_iter(self: Any, obj: Any, level: int = 0) -> bool:
+    """debugpy's answer, without its ``hasattr(obj, "__iter__")`` (a program's ``__getattr__``) where the
+    answer is False whatever it finds: a value neither a string nor one of the builtin collections."""
+    if not issubclass(type(obj), self.string_types) and not issubclass(type(obj), self.long_iter_types):
+        return False
+    return bool(_plain_is_long_iter(self, obj, level))
+
+
+def _repr_str(self: Any, obj: Any, level: int) -> list[str]:
+    """debugpy's parts of a string, all made before any is used (at most three, or the whole raw value)."""
+    return list(_plain_str(self, obj, level))
+
+
+def _close(parts: Any) -> None:
+    """Close a printer left before its end, here rather than when the program's collector finds it."""
+    close = getattr(parts, "close", None)
+    if close is not None:
+        try:
+            close()
+        except Exception:  # the printer's own failure: never the program's
+            pass
 
 
 def _call(self: Any, obj: Any) -> str:
     parts: list[str] = []
     size = 0
-    budget = 0 if self.raw_value or isinstance(obj, (str, bytes)) else BUDGET  # a string keeps debugpy's limit
+    budget = 0 if self.raw_value or issubclass(type(obj), (str, bytes)) else BUDGET  # a string keeps debugpy's limit
+    pieces: Any = None
     try:
-        for part in self._repr(obj, 0):
+        pieces = self._repr(obj, 0)
+        for part in pieces:
             parts.append(part)
             size += len(part)
             if budget and size > budget:
@@ -151,15 +195,19 @@ def _call(self: Any, obj: Any) -> str:
             return f"An exception was raised: {sys.exc_info()[1]!r}"
         except Exception:
             return "An exception was raised"
+    finally:
+        _close(pieces)
 
 
 def patch(module: Any) -> None:
     cls = module.SafeRepr
     if getattr(cls, "_debugrelay", False):
         return
-    global _plain_other  # noqa: PLW0603 (debugpy's own method, kept for what the preview does not cover)
-    _plain_other = cls._repr_other
+    global _plain_other, _plain_str, _plain_is_long_iter  # noqa: PLW0603 (debugpy's own methods, called from ours)
+    _plain_other, _plain_str, _plain_is_long_iter = cls._repr_other, cls._repr_str, cls._is_long_iter
     cls._repr_other = _repr_other
+    cls._repr_str = _repr_str
+    cls._is_long_iter = _is_long_iter
     cls.maxcollection = LEVELS
     cls._repr_iter = _repr_iter
     cls._repr_dict = _repr_dict

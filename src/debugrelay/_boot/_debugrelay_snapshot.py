@@ -5,6 +5,11 @@ The relay sends this file's text in an evaluate request and keeps the module in 
 function answers with a JSON string and never raises. Values are bounded (items, characters, depth)
 and every cut is marked with ``"..."`` or a ``truncated`` entry: nothing is silently dropped.
 
+No code of the program runs here: containers are read through the builtins' own methods, an object
+whose ``__repr__`` the program wrote shows its type, address and a few attributes of its instance
+``__dict__`` (as a stop shows an object without a ``__repr__`` of its own), and the locks a frame holds
+are found without running a property or ``__getattr__``.
+
 Kept compatible with old interpreters (a target may run any Python 3): no walrus, no match.
 """
 
@@ -60,11 +65,111 @@ def _cut(text, limit):
 
 
 def _safe_repr(value, budget):
+    return _cut(_text(value, budget, 3), budget.chars)
+
+
+_PLAIN = (bool, int, float, complex, str, bytes, bytearray, type(None))
+_SEQUENCES = (
+    (list, "[", "]"),
+    (tuple, "(", ")"),
+    (set, "{", "}"),
+    (frozenset, "frozenset({", "})"),
+    (collections.deque, "deque([", "])"),
+)
+_ATTRIBUTES = (10, 4)  # shown of an object at the top, and inside another value
+
+
+def _find(cls, name):
+    """The attribute ``name`` as defined on ``cls`` or a base, without running descriptors."""
     try:
-        text = repr(value)
-    except Exception as exc:
-        text = "<repr failed: %s>" % type(exc).__name__
-    return _cut(text, budget.chars)
+        mro = type.__dict__["__mro__"].__get__(cls)
+    except Exception:
+        return None
+    for klass in mro:
+        found = type.__dict__["__dict__"].__get__(klass).get(name)
+        if found is not None:
+            return found
+    return None
+
+
+def _type_name(cls):
+    try:
+        return type.__dict__["__qualname__"].__get__(cls)
+    except Exception:
+        return "?"
+
+
+def _library(filename):
+    return filename.startswith(_STDLIB) or "-packages" + os.sep in filename or _own_file(filename)
+
+
+def _programs_repr(cls):
+    """True when the type's ``__repr__`` is Python code of the program's (not the standard library's or
+    an installed package's): never run from here."""
+    method = _find(cls, "__repr__")
+    if type(method).__name__ != "function":
+        return False
+    try:
+        return not _library(method.__code__.co_filename)
+    except Exception:
+        return True
+
+
+def _instance_dict(value):
+    found = _find(type(value), "__dict__")
+    if type(found).__name__ != "getset_descriptor":
+        return None
+    try:
+        fields = found.__get__(value)
+    except Exception:
+        return None
+    return fields if type(fields) is dict else None
+
+
+def _items_text(parts, total):
+    if total > len(parts):
+        parts.append("<cut: %d more>" % (total - len(parts)))
+    return ", ".join(parts)
+
+
+def _text(value, budget, nest):
+    """``repr(value)`` as far as no code of the program runs: builtin values as Python writes them,
+    containers through the builtins' methods (a subclass named around them), an object whose ``__repr__``
+    the program wrote as ``<Type at 0x...: name=value, ...>``; ``nest`` levels of values inside."""
+    kind = type(value)
+    if kind in _PLAIN:
+        try:
+            return repr(value)
+        except ValueError:  # an int too long to print
+            return "<int of %d bits>" % int.bit_length(value)
+    for base, head, tail in _SEQUENCES:
+        if issubclass(type(value), base):
+            items = list(base.__iter__(value))
+            if nest <= 0:
+                return "<%s of %d>" % (_type_name(kind), len(items))
+            parts = [_text(v, budget, nest - 1) for v in items[: budget.items]]
+            text = head + _items_text(parts, len(items)) + ("," if base is tuple and len(items) == 1 else "") + tail
+            return text if kind is base else "%s(%s)" % (_type_name(kind), text)
+    if issubclass(type(value), dict):
+        pairs = list(dict.items(value))
+        if nest <= 0:
+            return "<%s of %d>" % (_type_name(kind), len(pairs))
+        parts = ["%s: %s" % (_text(k, budget, nest - 1), _text(v, budget, nest - 1)) for k, v in pairs[: budget.items]]
+        text = "{" + _items_text(parts, len(pairs)) + "}"
+        return text if kind is dict else "%s(%s)" % (_type_name(kind), text)
+    if not _programs_repr(kind):
+        try:
+            return repr(value)
+        except Exception as exc:
+            return "<repr failed: %s>" % type(exc).__name__
+    head = "<%s at %s" % (_type_name(kind), hex(id(value)))
+    fields = _instance_dict(value)
+    if not fields or nest <= 0:
+        return head + ">"
+    shown = _ATTRIBUTES[0 if nest >= 3 else 1]
+    pairs = list(dict.items(fields))
+    parts = ["%s=%s" % (k, _text(v, budget, nest - 1)) for k, v in pairs[:shown]]
+    return head + ": " + _items_text(parts, len(pairs)) + ">"
 
 
 def _render(value, budget, depth):
@@ -135,6 +240,18 @@ def _simple(node):
     return isinstance(node, ast.Name)
 
 
+def _attribute(obj, name):
+    """``obj.name`` from its instance ``__dict__`` or a plain class attribute: no property, descriptor or
+    ``__getattr__`` of the program runs (None when it would take one)."""
+    fields = _instance_dict(obj)
+    if fields is not None and name in fields:
+        return fields[name]
+    found = _find(type(obj), name)
+    if found is None or _find(type(found), "__get__") is not None:
+        return None
+    return found
+
+
 def _lookup(frame, src):
     parts = src.split(".")
     scope = frame.f_locals
@@ -145,9 +262,8 @@ def _lookup(frame, src):
     else:
         return None
     for name in parts[1:]:
-        try:
-            obj = object.__getattribute__(obj, name)
-        except Exception:
+        obj = _attribute(obj, name)
+        if obj is None:
             return None
     return obj
 
@@ -155,20 +271,21 @@ def _lookup(frame, src):
 def _lockish(obj):
     name = type(obj).__name__
     return name in ("lock", "RLock", "_RLock", "Lock", "Condition", "Semaphore", "BoundedSemaphore") or (
-        hasattr(obj, "acquire") and hasattr(obj, "release")
+        _find(type(obj), "acquire") is not None and _find(type(obj), "release") is not None
     )
 
 
 def _lock_view(obj, src):
     view = {"lock": "%s@%x" % (type(obj).__name__, id(obj)), "expression": src}
-    try:
-        view["locked"] = bool(obj.locked())
-    except Exception:
-        pass
+    if type(_find(type(obj), "locked")).__name__ == "method_descriptor":  # the C locks' own
+        try:
+            view["locked"] = bool(obj.locked())
+        except Exception:
+            pass
     if type(obj).__name__ in ("RLock", "_RLock"):
-        owner = getattr(obj, "_owner", None)  # the pure-Python RLock
+        owner = _attribute(obj, "_owner")  # the pure-Python RLock
         if owner is None:
-            text = object.__repr__(obj) if type(obj).__name__ == "_RLock" else repr(obj)
+            text = object.__repr__(obj) if type(obj).__name__ == "_RLock" or _programs_repr(type(obj)) else repr(obj)
             found = text.split("owner=")[1].split()[0] if "owner=" in text else ""
             owner = int(found) if found.isdigit() else None
         if owner:
@@ -419,10 +536,7 @@ def _name_containers(big):
             continue
         for var, value in list(space.items()):
             see(value, "%s.%s" % (mod_name, var))
-            try:
-                inner = None if isinstance(value, type(sys)) else object.__getattribute__(value, "__dict__")
-            except Exception:
-                inner = None
+            inner = None if issubclass(type(value), type(sys)) else _instance_dict(value)
             if type(inner) is dict:
                 for attr, sub in list(inner.items()):
                     see(sub, "%s.%s.%s" % (mod_name, var, attr))

@@ -16,6 +16,8 @@ import sysconfig
 import types
 from typing import Any
 
+from _debugrelay_uncaught import _is_debugger
+
 ENV = "DEBUGRELAY_TEST_STOPS"
 _BOOT = os.path.dirname(os.path.abspath(__file__))
 
@@ -27,7 +29,10 @@ def _library_roots() -> tuple[str, ...]:
 
 
 def _is_library(filename: str) -> bool:
-    if filename.startswith("<"):
+    """Not the program's own code: the standard library, installed packages, the relay's start-up files,
+    and the debugger (its compiled tracer names a file that is not on disk, where a ``RecursionError``
+    that overflowed it is raised)."""
+    if filename.startswith("<") or _is_debugger(filename):
         return True
     path = os.path.abspath(filename)
     sep = os.sep

@@ -6,7 +6,9 @@ this module records the arguments on entry, what each line run changed in the lo
 and the value returned or the exception raised (and on which line). Loops are folded as they run
 (one item per loop: iterations, per-line counts with the first and last changes, the iterations
 where a different branch was taken) and only the newest ``keep`` calls of a trace are kept, so a
-million calls, or one call with a million iterations, keep memory flat.
+million calls, or one call with a million iterations, keep memory flat. Values are written by the
+recorder itself and run none of the program's code (see "values" below; a trace's ``reprs`` option is
+the one way a program's ``__repr__`` runs, on a thread of the recorder's, waited for at most REPR_WAIT).
 
 Two mechanisms, the same records:
 
@@ -32,13 +34,14 @@ import gc
 import itertools
 import json
 import os
-import reprlib
 import sys
 import threading
 import time
+from _weakref import ref as _weak
 
 TRACES_ENV = "DEBUGRELAY_TRACES"
 SOCKET_ENV = "DEBUGRELAY_TRACE_SOCKET"
+NATIVE_FLAG = "PYDEVD_LOAD_NATIVE_LIB"  # set to "0" for debugpy's import only (<= 3.11, traces at start)
 DATAGRAM = 60000
 PUSH_EVERY = 1.0
 FOLD_AT = 200  # raw events in a call before its loops are folded
@@ -56,106 +59,695 @@ _MONITORING = getattr(sys, "monitoring", None) if sys.version_info >= (3, 12) el
 _get_ident = threading.get_ident
 
 
-# ---------------------------------------------------------------------------------------------- reprs
+# ---------------------------------------------------------------------------------------------- values
+#
+# A value is written by the recorder itself, the way a stop shows an object without a __repr__ of its own:
+# builtin values as they are (containers walked here, bounded, each cut marked with "<cut: ...>"), any other
+# object as its type, address and a few attributes read from its instance __dict__ and __slots__ through the
+# C-level descriptors. None of the program's code runs: no __repr__, __str__, __eq__, __hash__, __len__,
+# __iter__, property or __getattr__ of its types (a builtin's own method is called on a subclass).
+#
+# A trace with "reprs" runs the program's __repr__ (and an exception's __str__) of its own types, once per
+# value (an object as its attributes are), on a daemon thread of the recorder's: the traced call waits at
+# most REPR_WAIT for it, holding no lock of the recorder's. A __repr__ still running then keeps that thread
+# (later ones are not run until it ends) and its type is not asked again: the program is held at most
+# REPR_WAIT per such type.
+
+STR_CHARS = 60  # of one string inside a value
+ITEMS = (6, 4)  # items shown per nesting level; a container deeper down is named, not written out
+ATTRIBUTES = (6, 3)  # attributes shown of an object: a value itself, one inside another
+REPR_WAIT = 0.25  # s: the longest a traced call waits for one __repr__ of the program (reprs on)
+REPR_CHARS = 1000  # of the text a __repr__ of the program gave, as kept
+CUT = " <cut>"  # a value's text past its budget
+_KEPT = 4096  # types described, reprs remembered (then forgotten all at once)
+
+_FunctionType = type(lambda: None)
+_MethodType = type(_FunctionType.__get__(lambda self: None, 1))
+_ModuleType = type(sys)
+_OBJECT_REPR = object.__dict__["__repr__"]
+_type_dict = type.__dict__["__dict__"].__get__  # a class's own namespace, whatever its metaclass says
+_type_mro = type.__dict__["__mro__"].__get__
+_type_name_of = type.__dict__["__name__"].__get__
+_type_qualname = type.__dict__["__qualname__"].__get__
+_type_module = type.__dict__["__module__"].__get__
+_exc_args = BaseException.__dict__["args"].__get__
+_EXACT = {id(t): t for t in (int, float, complex, bool, type(None), type(Ellipsis), type(NotImplemented))}
+_deque = collections.deque
+_BASES = (str, bytes, bytearray, list, tuple, dict, set, frozenset, _deque, int, float, complex, BaseException, type)
+_C_SAFE = frozenset(  # C types whose repr reads only their own fields: run as they are
+    [
+        ("builtins", "function"),
+        ("builtins", "builtin_function_or_method"),
+        ("builtins", "method-wrapper"),
+        ("builtins", "method_descriptor"),
+        ("builtins", "wrapper_descriptor"),
+        ("builtins", "getset_descriptor"),
+        ("builtins", "member_descriptor"),
+        ("builtins", "generator"),
+        ("builtins", "coroutine"),
+        ("builtins", "async_generator"),
+        ("builtins", "code"),
+        ("builtins", "frame"),
+        ("builtins", "traceback"),
+        ("builtins", "cell"),
+        ("builtins", "range"),
+        ("builtins", "memoryview"),
+        ("datetime", "date"),
+        ("datetime", "timedelta"),
+        ("datetime", "timezone"),
+        ("decimal", "Decimal"),
+        ("re", "Pattern"),
+        ("re", "Match"),
+        ("_thread", "lock"),
+        ("_thread", "RLock"),
+        ("zoneinfo", "ZoneInfo"),
+    ]
+)
+_C_ZONED = frozenset([("datetime", "datetime"), ("datetime", "time")])  # safe while their tzinfo is
 
 
-class _Repr(reprlib.Repr):
-    """reprlib's bounds, without sorting a huge dict or set, and a failing ``__repr__`` named as such."""
-
-    def repr_dict(self, x, level):
-        n = len(x)
-        if n == 0:
-            return "{}"
-        if level <= 0:
-            return "{...}"
-        pieces = []
-        for key in itertools.islice(x, self.maxdict):
-            pieces.append("%s: %s" % (self.repr1(key, level - 1), self.repr1(x[key], level - 1)))
-        if n > self.maxdict:
-            pieces.append("...")
-        return "{%s}" % (", ".join(pieces),)
-
-    def _unsorted(self, x, level, left, right, empty):
-        n = len(x)
-        if n == 0:
-            return empty
-        if level <= 0:
-            return left + "..." + right
-        pieces = [self.repr1(item, level - 1) for item in itertools.islice(x, self.maxset)]
-        if n > self.maxset:
-            pieces.append("...")
-        return left + ", ".join(pieces) + right
-
-    def repr_set(self, x, level):
-        return self._unsorted(x, level, "{", "}", "set()")
-
-    def repr_frozenset(self, x, level):
-        return self._unsorted(x, level, "frozenset({", "})", "frozenset()")
-
-    def repr_instance(self, x, level):
-        try:
-            text = repr(x)
-        except Exception:
-            return "<%s object (repr failed)>" % (_type_name(x),)
-        if not isinstance(text, str):
-            return "<%s object (repr failed)>" % (_type_name(x),)
-        return _cut(text, self.maxother)
+class _Full(Exception):
+    """The text of a value has reached its budget: the walk stops there."""
 
 
-def _type_name(x):
-    try:
-        return type(x).__name__
-    except Exception:
-        return "?"
+class _Out(object):
+    __slots__ = ("parts", "size", "limit", "reprs", "inside")
 
+    def __init__(self, limit, reprs):
+        self.parts = []
+        self.size = 0
+        self.limit = limit
+        self.reprs = reprs
+        self.inside = []  # ids of the containers being written (a container inside itself)
 
-_reprs = _Repr()
-_reprs.maxlevel = 2
-_reprs.maxtuple = 6
-_reprs.maxlist = 6
-_reprs.maxarray = 6
-_reprs.maxdict = 6
-_reprs.maxset = 6
-_reprs.maxfrozenset = 6
-_reprs.maxdeque = 6
-_reprs.maxstring = 60
-_reprs.maxlong = 40
-_reprs.maxother = 80
+    def add(self, text):
+        self.parts.append(text)
+        self.size += len(text)
+        if self.size > self.limit:
+            raise _Full()
 
 
 def _cut(text, limit):
     if len(text) > limit:
-        return text[: limit - 3] + "..."
+        return text[:limit] + CUT
     return text
 
 
-def _brepr(value, limit=ARG_CHARS):
+def _show(value, limit=ARG_CHARS, reprs=False):
+    """``value`` as the recorder writes it, within ``limit`` characters (a longer one ends in ``<cut>``)."""
     t = type(value)
-    if t is int or t is bool or t is float or value is None:  # their own repr, short: no bounds to apply
-        text = repr(value)
-        if len(text) <= limit:
-            return text
+    if t is int or t is bool or t is float or value is None:
+        if t is not int or -(10**30) < value < 10**30:
+            return repr(value)
     elif t is str and len(value) <= 40:
         return repr(value)
+    out = _Out(limit, reprs)
     try:
-        text = _reprs.repr(value)
+        _walk(value, 0, out)
+    except _Full:
+        pass
+    except Exception:  # a container changed size as another thread ran: what was written so far, said as cut
+        out.parts.append("<cut: changed while read>")
+    return _cut("".join(out.parts), limit)
+
+
+def _find(cls, name):
+    """The attribute ``name`` as ``cls`` or its first base defining it has it, no descriptor run."""
+    try:
+        mro = _type_mro(cls)
     except Exception:
-        text = "<%s object (repr failed)>" % (_type_name(value),)
-    return _cut(text, limit)
+        return None
+    for klass in mro:
+        try:
+            found = _type_dict(klass).get(name)
+        except Exception:
+            continue
+        if found is not None:
+            return found
+    return None
 
 
-_SCALARS = frozenset([int, float, str, bytes, bool, type(None), complex])
+def _is_c(method):
+    return method is not None and type(method) is not _FunctionType
+
+
+_kinds = {}  # id(type) -> (weak reference to the type, (base, special, own repr, name, attribute readers))
+
+
+def _kind(t):
+    """What the recorder knows of a type, worked out once: the builtin it derives from, how it is written,
+    whether it has a __repr__ of its own (neither object's nor that builtin's), its name, and where its
+    instances' attributes are (a ``__dict__``, the names of its ``__slots__``)."""
+    got = _kinds.get(id(t))
+    if got is not None and got[0]() is t:
+        return got[1]
+    try:
+        mro = _type_mro(t)
+    except Exception:
+        mro = (t,)
+    base = None
+    for klass in mro:
+        for candidate in _BASES:
+            if klass is candidate:
+                base = candidate
+                break
+        if base is not None:
+            break
+    try:
+        name = _type_name_of(t)
+        module = _type_module(t)
+        qualname = _type_qualname(t)
+    except Exception:
+        name, module, qualname = "?", None, "?"
+    method = _find(t, "__repr__")
+    own = method is not None and method is not _OBJECT_REPR
+    if own and base is not None and method is _type_dict(base).get("__repr__"):
+        own = False
+    special = None
+    if type(module) is not str:
+        module = None
+    if (module, qualname) in _C_SAFE and _is_c(method):
+        special = "c"
+    elif (module, qualname) in _C_ZONED and _is_c(method):
+        special = "zoned"
+    elif t is _MethodType:
+        special = "method"
+    elif t is _ModuleType or _has(mro, _ModuleType):
+        special = "module"
+    elif base is tuple and type(_type_dict(t).get("_fields")) is tuple:
+        special = "namedtuple"
+    else:
+        enum = sys.modules.get("enum")
+        enum_base = getattr(enum, "Enum", None) if type(enum) is _ModuleType else None
+        if enum_base is not None and _has(mro, enum_base):
+            special = "enum"
+    facts = (base, special, own, name, _readers(t, mro))
+    if len(_kinds) > _KEPT:
+        _kinds.clear()
+    _kinds[id(t)] = (_weak(t), facts)  # a class the program lets go is freed as without the recorder
+    return facts
+
+
+def _has(mro, cls):
+    return any(klass is cls for klass in mro)
+
+
+def _readers(t, mro):
+    """Whether a type's instances have a ``__dict__`` read through a C-level descriptor, and the names of their
+    ``__slots__`` (names only: a descriptor kept would keep the class alive)."""
+    desc = _find(t, "__dict__")
+    has_dict = desc is not None and type(desc).__name__ in ("getset_descriptor", "member_descriptor")
+    slots = []
+    for klass in mro:
+        try:
+            names = _type_dict(klass).get("__slots__")
+        except Exception:
+            continue
+        if names is None:
+            continue
+        for slot in (names,) if type(names) is str else names:
+            if type(slot) is str and slot not in ("__dict__", "__weakref__") and slot not in slots:
+                slots.append(slot)
+    return has_dict, tuple(slots)
+
+
+def _fields(value, facts):
+    """(name, value) of an object's instance attributes: its ``__dict__``, then its filled ``__slots__``, read
+    through the C-level descriptors only (looked up again each time: nothing of the class is kept)."""
+    out = []
+    has_dict, slots = facts[4]
+    t = type(value)
+    if has_dict:
+        desc = _find(t, "__dict__")
+        namespace = None
+        if type(desc).__name__ in ("getset_descriptor", "member_descriptor"):
+            try:
+                namespace = desc.__get__(value)
+            except Exception:
+                namespace = None
+        if type(namespace) is dict:
+            for key, item in namespace.items():
+                if type(key) is str:
+                    out.append((key, item))
+    for slot in slots:
+        member = _find(t, slot)
+        if type(member).__name__ != "member_descriptor":
+            continue
+        try:
+            out.append((slot, member.__get__(value)))
+        except Exception:
+            continue
+    return out
+
+
+def _walk(value, level, out):
+    """Write ``value`` into ``out``: nothing of the program's runs (but its __repr__ with reprs on)."""
+    t = type(value)
+    exact = _EXACT.get(id(t))
+    if exact is not None and exact is t:
+        _scalar(value, t, out)
+        return
+    if t is str or t is bytes:
+        _text(value, out)
+        return
+    if t is list or t is tuple or t is dict or t is set or t is frozenset:
+        _container(value, t, level, out)
+        return
+    facts = _kind(t)
+    base, special, own = facts[0], facts[1], facts[2]
+    if out.reprs and own:
+        text, note = _program_text(value, t, repr)
+        if text is not None:
+            out.add(text)
+            return
+        out.add(note + " ")
+    if special is not None:
+        _special(value, t, facts, level, out)
+    elif base is None:
+        _object(value, facts, level, out)
+    elif base is BaseException:
+        _exception(value, facts, level, out)
+    elif base is type:
+        out.add("<class '%s'>" % (_safe_qualname(value),))
+    else:
+        out.add(facts[3] + "(")
+        if base is str or base is bytes or base is bytearray:  # their first characters, as the builtin type
+            piece = base.__getitem__(value, slice(0, STR_CHARS + 1))
+            _text(bytes(piece) if base is bytearray else piece, out, base.__len__(value))
+        elif base is int or base is float or base is complex:
+            _scalar(value, base, out)
+        else:
+            _container(value, base, level, out, True)
+        out.add(")")
+
+
+def _safe_qualname(cls):
+    try:
+        return _type_qualname(cls)
+    except Exception:
+        return "?"
+
+
+def _leaf(value):
+    """The text of a small int, a float, a bool, None or a short string (most values), else None."""
+    t = type(value)
+    if t is str:
+        return repr(value) if len(value) <= 40 else None
+    if t is int:
+        return repr(value) if -(10**30) < value < 10**30 else None
+    if t is bool or t is float or value is None:
+        return repr(value)
+    return None
+
+
+def _scalar(value, base, out):
+    """A number (or None, ..., a bool) through its builtin type's own repr."""
+    if base is int and int.bit_length(value) > 1000:
+        out.add("<int of %d bits>" % (int.bit_length(value),))
+    elif type(value) is base:
+        out.add(repr(value))
+    else:
+        out.add(base.__repr__(value))
+
+
+def _text(value, out, length=None):
+    """An exact str or bytes (of ``length`` when it is the start of a longer one): its first characters
+    (STR_CHARS, fewer when the value's budget is nearly spent), the rest counted."""
+    n = len(value) if length is None else length
+    if n <= STR_CHARS and out.size + n + 3 <= out.limit:
+        out.add(repr(value))
+        return
+    shown = min(STR_CHARS, max(10, out.limit - out.size - 28))
+    if n <= shown:
+        out.add(repr(value))
+        return
+    out.add(repr(value[:shown]))
+    out.add("<cut: %d more chars>" % (n - shown,))
+
+
+_BRACKETS = {
+    "list": ("[", "]"),
+    "tuple": ("(", ")"),
+    "dict": ("{", "}"),
+    "set": ("{", "}"),
+    "frozenset": ("{", "}"),
+    "deque": ("[", "]"),
+}
+_EMPTY = {"list": "[]", "tuple": "()", "dict": "{}", "set": "set()", "frozenset": "frozenset()", "deque": "[]"}
+
+
+def _container(value, base, level, out, inside_type=False):
+    """A list, tuple, dict, set or frozenset (or a subclass's builtin part), through the builtin's methods."""
+    exact = type(value) is base
+    n = len(value) if exact else base.__len__(value)
+    kind = base.__name__
+    if n == 0:
+        out.add(_EMPTY[kind])
+        return
+    mark = id(value)
+    if mark in out.inside:
+        out.add("[...]" if base is list else "{...}" if base is dict else "(...)")
+        return
+    if level >= len(ITEMS):
+        out.add("<cut: %s of %d>" % (kind, n))
+        return
+    left, right = _BRACKETS[kind]
+    if base is frozenset and not inside_type:
+        left, right = "frozenset({", "})"
+    shown = ITEMS[level]
+    out.inside.append(mark)
+    out.add(left)
+    if base is dict:
+        items = itertools.islice(value.items() if exact else dict.items(value), shown)
+        for i, (key, item) in enumerate(items):
+            sep = ", " if i else ""
+            head = _leaf(key)
+            text = _leaf(item) if head is not None else None
+            if text is not None:
+                out.add(sep + head + ": " + text)
+                continue
+            out.add(sep)
+            _walk(key, level + 1, out)
+            out.add(": ")
+            _walk(item, level + 1, out)
+    else:
+        if base is list or base is tuple:
+            items = value[:shown] if exact else base.__getitem__(value, slice(0, shown))
+        else:
+            items = list(itertools.islice(iter(value) if exact else base.__iter__(value), shown))
+        for i, item in enumerate(items):
+            text = _leaf(item)
+            if text is not None:
+                out.add(", " + text if i else text)
+                continue
+            if i:
+                out.add(", ")
+            _walk(item, level + 1, out)
+        if base is tuple and n == 1:
+            out.add(",")
+    if n > shown:
+        out.add(", <cut: %d more>" % (n - shown,))
+    out.add(right)
+    out.inside.pop()
+
+
+def _object(value, facts, level, out):
+    """``<Cat at 0x7f..: name='Nono', hunger=21>``: its type, address and first attributes."""
+    name = facts[3]
+    fields = _fields(value, facts) if level < len(ATTRIBUTES) else ()
+    if not fields:
+        out.add("<%s at %s>" % (name, hex(id(value))))
+        return
+    out.add("<%s at %s: " % (name, hex(id(value))))
+    _attributes(value, fields, level, out)
+    out.add(">")
+
+
+def _attributes(value, fields, level, out):
+    shown = ATTRIBUTES[min(level, len(ATTRIBUTES) - 1)]
+    for i, (key, item) in enumerate(fields[:shown]):
+        label = ", " + key + "=" if i else key + "="
+        text = _leaf(item)
+        if text is not None:
+            out.add(label + text)
+        elif item is value:
+            out.add(label + "<itself>")
+        else:
+            out.add(label)
+            _walk(item, level + 1, out)
+    if len(fields) > shown:
+        out.add(", <cut: %d more>" % (len(fields) - shown,))
+
+
+def _exception(value, facts, level, out):
+    """``ValueError('bad', 3)``, then its attributes: ``ValidationError(field='age')``."""
+    try:
+        args = _exc_args(value)
+    except Exception:
+        args = ()
+    out.add(facts[3] + "(")
+    for i, arg in enumerate(args[: ITEMS[min(level, len(ITEMS) - 1)]]):
+        if i:
+            out.add(", ")
+        _walk(arg, level + 1, out)
+    fields = _fields(value, facts) if level < len(ATTRIBUTES) else ()
+    if fields:
+        if args:
+            out.add(", ")
+        _attributes(value, fields, level, out)
+    out.add(")")
+
+
+def _special(value, t, facts, level, out):
+    """A value of a kind written its own way: a C type's safe repr, a bound method, a module, a named tuple, an
+    enum's member."""
+    special, name = facts[1], facts[3]
+    if special == "c":
+        out.add(repr(value))
+    elif special == "zoned":
+        zone = _type_dict(t)["tzinfo"].__get__(value)
+        if zone is None or _kind(type(zone))[1] == "c":
+            out.add(repr(value))
+        else:
+            out.add(repr(t.replace(value, tzinfo=None))[:-1] + ", tzinfo=")
+            _walk(zone, level + 1, out)
+            out.add(")")
+    elif special == "method":
+        func = _MethodType.__dict__["__func__"].__get__(value)
+        owner = _MethodType.__dict__["__self__"].__get__(value)
+        label = _FunctionType.__dict__["__qualname__"].__get__(func) if type(func) is _FunctionType else "?"
+        out.add("<bound method %s of " % (label,))
+        _walk(owner, len(ITEMS), out)
+        out.add(">")
+    elif special == "module":
+        namespace = _ModuleType.__dict__["__dict__"].__get__(value)
+        label = namespace.get("__name__") if type(namespace) is dict else None
+        out.add("<module %s>" % (str.__repr__(label) if type(label) is str else "?",))
+    elif special == "namedtuple":
+        names = _type_dict(t)["_fields"]
+        out.add(name + "(")
+        n = tuple.__len__(value)
+        shown = min(n, ITEMS[min(level, len(ITEMS) - 1)])
+        for i in range(shown):
+            if i:
+                out.add(", ")
+            label = names[i] if i < len(names) and type(names[i]) is str else "?"
+            out.add(label + "=")
+            _walk(tuple.__getitem__(value, i), level + 1, out)
+        if n > shown:
+            out.add(", <cut: %d more>" % (n - shown,))
+        out.add(")")
+    else:  # an enum's member: <Color.RED: 1>
+        fields = _fields(value, facts)
+        member = None
+        number = None
+        for key, item in fields:
+            if key == "_name_":
+                member = item
+            elif key == "_value_":
+                number = item
+        out.add("<%s%s: " % (name, "." + member if type(member) is str else ""))
+        _walk(number, level + 1, out)
+        out.add(">")
+
+
+_SCALAR_IDS = frozenset(id(t) for t in (int, str, float, bool, bytes, complex, type(None)))  # builtins: ids stay
 
 
 def _immutable(value):
     t = type(value)
-    if t in _SCALARS:
+    if id(t) in _SCALAR_IDS:
         return True
     if t is tuple or t is frozenset:
-        if len(value) > 8:
-            return False
-        return all(type(item) in _SCALARS for item in value)
+        return len(value) <= 8 and all(id(type(item)) in _SCALAR_IDS for item in value)
     return False
+
+
+def _is_scalar(t):
+    """One of the builtin scalar types (by identity: a metaclass's __eq__ or __hash__ is never called)."""
+    return id(t) in _SCALAR_IDS
+
+
+def _name_of(t):
+    try:
+        return _type_name_of(t)
+    except Exception:
+        return "?"
+
+
+def _exception_text(exc, reprs):
+    """``Type: message`` of an exception, as ``str`` would give it when no code of the program is needed for
+    it; else from its arguments and attributes (with reprs on, its own ``__str__``)."""
+    t = type(exc)
+    name = _name_of(t)
+    method = _find(t, "__str__")
+    if reprs and type(method) is _FunctionType:
+        text, note = _program_text(exc, t, str)
+        if text is not None:
+            return _cut("%s: %s" % (name, text), VALUE_CHARS)
+        return _cut("%s: %s %s" % (name, note, _show(exc, VALUE_CHARS)), VALUE_CHARS)
+    try:
+        args = _exc_args(exc)
+    except Exception:
+        args = ()
+    if _is_c(method) and _plain_fields(exc, t, args):
+        try:
+            text = method(exc)
+            if type(text) is str:
+                return _cut("%s: %s" % (name, text), VALUE_CHARS)
+        except Exception:
+            pass
+    if len(args) == 1 and type(args[0]) is str:
+        message = args[0]
+    elif len(args) == 1:
+        message = _show(args[0], VALUE_CHARS)
+    elif args:
+        message = _show(args, VALUE_CHARS)
+    else:
+        fields = _fields(exc, _kind(t))
+        message = _show(exc, VALUE_CHARS) if fields else ""
+    return _cut("%s: %s" % (name, message), VALUE_CHARS)
+
+
+def _plain_fields(exc, t, args):
+    """An exception whose builtin ``__str__`` reads only scalars (its arguments, an OSError's file names)."""
+    for arg in args:
+        if not _is_scalar(type(arg)):
+            return False
+    if issubclass(t, OSError):
+        for field in ("filename", "filename2"):
+            try:
+                if not _is_scalar(type(OSError.__dict__[field].__get__(exc))):
+                    return False
+            except Exception:
+                return False
+    return True
+
+
+# ---------------------------------------------------------------------------------------------- the program's reprs
+
+_QUEUED, _RUNNING, _DONE, _DROPPED = 0, 1, 2, 3
+
+
+class _Job(object):
+    __slots__ = ("value", "how", "done", "text", "error", "state")
+
+    def __init__(self, value, how):
+        self.value = value
+        self.how = how
+        self.done = _allocate_lock()
+        self.done.acquire()
+        self.text = None
+        self.error = None
+        self.state = _QUEUED
+
+
+_allocate_lock = threading.Lock
+_jobs = collections.deque()
+_teller = {"thread": None, "ident": None, "since": None, "wake": _allocate_lock(), "start": _allocate_lock()}
+_slow = {}  # id(type) -> (weak reference to) a type whose __repr__ once ran past REPR_WAIT: not asked again
+_told = {}  # (id(value), id(how)) -> (weak reference to its type, the value as the recorder writes it, its text)
+
+
+def _program_text(value, t, how):
+    """The program's ``repr`` (or ``str``) of ``value``: (text, None), or (None, a note saying why not)."""
+    shape = _show(value, 300)  # the value as it is now: its text is asked again only when this changes
+    key = (id(value), id(how))
+    got = _told.get(key)
+    if got is not None and got[0]() is t and got[1] == shape:
+        return got[2], None
+    slow = _slow.get(id(t))
+    if slow is not None and slow() is t:
+        return None, "<repr not run: it once ran past %g s>" % (REPR_WAIT,)
+    since = _teller["since"]
+    if since is not None and time.monotonic() - since > REPR_WAIT:
+        return None, "<repr not run: another is still running>"
+    if not _teller_running():
+        return None, "<repr not run: no thread for it>"
+    job = _Job(value, how)
+    _jobs.append(job)
+    _wake()
+    finished = job.done.acquire(True, REPR_WAIT)
+    if not finished:
+        if job.state == _QUEUED:
+            job.state = _DROPPED
+            job.value = None
+            return None, "<repr not run within %g s>" % (REPR_WAIT,)
+        finished = job.done.acquire(False)
+        if not finished:
+            if len(_slow) > _KEPT:
+                _slow.clear()
+            _slow[id(t)] = _weak(t)
+            return None, "<repr still running after %g s>" % (REPR_WAIT,)
+    if job.error is not None:
+        return None, "<repr raised %s>" % (job.error,)
+    if len(_told) > _KEPT:
+        _told.clear()
+    _told[key] = (_weak(t), shape, job.text)
+    return job.text, None
+
+
+def _wake():
+    try:
+        _teller["wake"].release()
+    except RuntimeError:  # already awake, or woken and not yet back to sleep: it looks at the jobs again
+        pass
+
+
+def _teller_running():
+    """The thread that runs the program's reprs, started at the first one (and again in a forked child)."""
+    if _teller["thread"] is not None:
+        return True
+    starting = _teller["start"]
+    if not starting.acquire(True, REPR_WAIT):
+        return False
+    try:
+        if _teller["thread"] is None:
+            thread = threading.Thread(target=_tell, name="debugrelay-repr")
+            thread.daemon = True
+            thread.is_pydev_daemon_thread = True  # debugpy neither traces it nor lists it
+            _teller["wake"].acquire(False)
+            thread.start()
+            _teller["thread"] = thread
+    except Exception:
+        return False
+    finally:
+        starting.release()
+    return True
+
+
+def _tell():
+    """The reprs thread: runs each job asked for, untraced, and never raises."""
+    try:
+        _teller["ident"] = _get_ident()
+        if "settrace" in _real:
+            _real["settrace"](None)
+    except Exception:
+        pass
+    while True:
+        try:
+            _teller["wake"].acquire()
+            while _jobs:
+                job = _jobs.popleft()
+                if job.state != _QUEUED:
+                    continue
+                job.state = _RUNNING
+                _teller["since"] = time.monotonic()
+                try:
+                    text = job.how(job.value)
+                    job.text = str.__getitem__(text, slice(0, REPR_CHARS))
+                except BaseException as exc:  # the program's code raised: said in the value, never raised here
+                    job.error = _name_of(type(exc))
+                job.value = None
+                job.state = _DONE
+                _teller["since"] = None
+                job.done.release()
+        except BaseException:
+            pass
+
+
+def _is_teller():
+    return _teller["ident"] is not None and _teller["ident"] == _get_ident()
 
 
 def _error(exc):
@@ -184,10 +776,9 @@ def _norm(path):
 def _std_dirs():
     if not _STD_DIRS:
         dirs = set()
+        sysconfig = sys.modules.get("sysconfig")  # when the program or the debugger has it: never imported here
         for name in ("stdlib", "platstdlib", "purelib", "platlib"):
             try:
-                import sysconfig
-
                 dirs.add(_norm(sysconfig.get_paths()[name]))
             except Exception:
                 pass
@@ -243,9 +834,12 @@ def _code_facts(code):
 
 
 def _thread_name():
-    thread = threading._active.get(_get_ident())  # what current_thread() reads, without its fallbacks
+    """The thread's name; a thread threading does not know (started with ``_thread``) is named by its ident, not
+    registered as current_thread() would (the program would see one more thread, and a number taken)."""
+    ident = _get_ident()
+    thread = threading._active.get(ident)
     if thread is None:
-        return threading.current_thread().name
+        return "Thread %d" % (ident,)
     return thread.name
 
 
@@ -257,7 +851,7 @@ def _key(qualname):
 
 
 class _Trace(object):
-    __slots__ = ("id", "file", "qualname", "key", "keep", "callees", "ring", "total", "dropped", "pushed")
+    __slots__ = ("id", "file", "qualname", "key", "keep", "callees", "reprs", "ring", "total", "dropped", "pushed")
 
     def __init__(self, spec):
         self.id = str(spec["id"])
@@ -266,6 +860,7 @@ class _Trace(object):
         self.key = _key(self.qualname)
         self.keep = max(1, int(spec.get("keep") or 1000))
         self.callees = bool(spec.get("callees", False))
+        self.reprs = spec.get("reprs") is True  # the program's own __repr__ writes its values
         self.ring = collections.deque(maxlen=self.keep)
         self.total = 0
         self.dropped = 0
@@ -588,15 +1183,16 @@ class _Call(object):
         loc = frame.f_locals
         args = {}
         snap = {}
+        reprs = trace.reprs
         for name in params:
             if name in loc:
                 value = loc[name]
-                text = _brepr(value)
+                text = _show(value, ARG_CHARS, reprs)
                 args[name] = text
                 snap[name] = (value, None) if _immutable(value) else (None, text)
         for name, value in loc.items():
             if name not in snap:
-                snap[name] = (value, None) if _immutable(value) else (None, _brepr(value))
+                snap[name] = (value, None) if _immutable(value) else (None, _show(value, ARG_CHARS, reprs))
         self.args = args
         self.snap = snap
         if parent is not None:
@@ -618,6 +1214,7 @@ class _Call(object):
         old = self.snap
         new = {}
         changed = None
+        reprs = self.trace.reprs
         for name, value in frame.f_locals.items():
             prev = old.get(name)
             if _immutable(value):
@@ -627,16 +1224,16 @@ class _Call(object):
                         new[name] = prev
                         continue
                     t = type(value)
-                    if type(before) is t and t in _SCALARS and before == value:
+                    if type(before) is t and id(t) in _SCALAR_IDS and before == value:
                         new[name] = prev
                         continue
                 new[name] = (value, None)
-                text = _brepr(value)
+                text = _show(value)
                 same_type = prev is not None and prev[1] is None and type(prev[0]) is type(value)
-                if same_type and _brepr(prev[0]) == text:
+                if same_type and _show(prev[0]) == text:
                     continue
             else:
-                text = _brepr(value)
+                text = _show(value, ARG_CHARS, reprs)
                 new[name] = (None, text)
                 if prev is not None and prev[1] == text:
                     continue
@@ -695,6 +1292,7 @@ class _Call(object):
         self.done = True
         self.fold(True)
         self.frame = None
+        self.exc = None  # the exception that left it (3.11): its traceback would keep the call's locals alive
         self.snap = None
         self.end = next(_seq[1])
         trace = self.trace
@@ -758,7 +1356,9 @@ def _pop(stack, call):
 
 
 def _start(trace, frame):
-    """A traced frame starts (or resumes): answers its call."""
+    """A traced frame starts (or resumes): answers its call (None on the thread running the program's reprs)."""
+    if _teller["ident"] is not None and _is_teller():
+        return None
     call = _live.get(id(frame))
     stack = _stack()
     if call is None or call.frame is not frame:
@@ -787,10 +1387,10 @@ def _end(call, frame, returned, raised):
         call.finish(frame)
         if raised is not None:
             exc, line = raised
-            call.raised = _cut("%s: %s" % (_type_name(exc), _safe_str(exc)), VALUE_CHARS)
+            call.raised = _exception_text(exc, call.trace.reprs)
             call.raised_line = line
         else:
-            call.returned = _brepr(returned, VALUE_CHARS)
+            call.returned = _show(returned, VALUE_CHARS, call.trace.reprs)
         _live.pop(id(frame), None)
         _pop(_stack(), call)
         call.close()
@@ -802,14 +1402,6 @@ def _end(call, frame, returned, raised):
 
 def _suspend(call):
     _pop(_stack(), call)
-
-
-def _safe_str(exc):
-    try:
-        text = str(exc)
-    except Exception:
-        return "<str failed>"
-    return _cut(text, VALUE_CHARS)
 
 
 # ------------------------------------------------------------------------- Python <= 3.11: settrace chaining
@@ -873,6 +1465,47 @@ class _Local(object):
             if got is not None and got is not self:
                 self.inner = got
         return self
+
+
+def _keep_traced_frames(module):
+    """pydevd puts its own tracer on every frame of every thread whenever breakpoints are set (and as it
+    steps), replacing ours on a traced call's frame, whose end would then never be recorded: ours goes
+    back around what pydevd put there."""
+    pydb = getattr(module, "PyDB", None)
+    original = getattr(pydb, "set_trace_for_frame_and_parents", None)
+    if original is None or getattr(original, "_debugrelay_keeps", False):
+        return
+
+    def set_trace_for_frame_and_parents(self, thread_ident, frame, **kwargs):
+        kept = []
+        back = frame
+        while back is not None:
+            local = getattr(back, "f_trace", None)
+            if type(local) is _Local:
+                kept.append((back, local))
+            back = getattr(back, "f_back", None)
+        try:
+            return original(self, thread_ident, frame, **kwargs)
+        finally:
+            for back, local in kept:
+                try:
+                    now = back.f_trace
+                    if now is not local:
+                        local.inner = now
+                        back.f_trace = local
+                except Exception:
+                    pass
+
+    set_trace_for_frame_and_parents._debugrelay_keeps = True
+    pydb.set_trace_for_frame_and_parents = set_trace_for_frame_and_parents
+
+
+def _keep_traced_frames_of_pydevd():
+    try:
+        from _debugrelay_patch import when_imported
+    except ImportError:  # loaded apart from the boot directory
+        return
+    when_imported("pydevd", _keep_traced_frames, "a traced call in flight as breakpoints change is lost")
 
 
 def _make_dispatch(inner):
@@ -992,7 +1625,7 @@ def _m_events():
 
 def _m_install():
     mon = _MONITORING
-    for tool in (4, 3, 1):
+    for tool in (4, 3):  # the ids PEP 669 leaves free: never a coverage tool's or a profiler's
         try:
             if mon.get_tool(tool) is None:
                 mon.use_tool_id(tool, "debugrelay-trace")
@@ -1155,15 +1788,18 @@ def _m_call(code, offset, callable_, arg0):
 
 
 def _callee_code(obj):
-    code = getattr(obj, "__code__", None)
-    if code is None:
-        func = getattr(obj, "__func__", None)
-        code = getattr(func, "__code__", None)
-    if code is None and isinstance(obj, type):
-        init = obj.__dict__.get("__init__")
-        code = getattr(init, "__code__", None)
-    if code is not None and type(code).__name__ == "code":
-        return code
+    """The code a call of ``obj`` runs first: a function's, a bound method's, a class's own ``__init__``; read
+    without running anything of the program's (no ``__getattr__``, no ``__class__`` property)."""
+    t = type(obj)
+    func = None
+    if t is _FunctionType:
+        func = obj
+    elif t is _MethodType:
+        func = _MethodType.__dict__["__func__"].__get__(obj)
+    elif issubclass(t, type):
+        func = _type_dict(obj).get("__init__")
+    if type(func) is _FunctionType:
+        return _FunctionType.__dict__["__code__"].__get__(func)
     return None
 
 
@@ -1190,9 +1826,6 @@ def _codes_in(code):
         if type(const) is type(code):
             for inner in _codes_in(const):
                 yield inner
-
-
-_FunctionType = type(_cut)
 
 
 def _loaded(trace):
@@ -1494,8 +2127,25 @@ def _after_fork_in_child():
             trace.total = 0
             trace.dropped = 0
             trace.pushed = 0
+        _jobs.clear()  # the reprs thread is the parent's: a child starts its own when it needs one
+        _teller.update(thread=None, ident=None, since=None, wake=_allocate_lock(), start=_allocate_lock())
     except Exception:
         pass
+
+
+def _forget_native_flag():
+    """pydevd reads its native-helper flag once, as its constants load: the environment is the program's again
+    from then on (a child process is given the flag by its own start-up hook)."""
+    try:
+        from _debugrelay_patch import when_imported
+    except ImportError:  # loaded apart from the boot directory: the flag stays
+        return
+    when_imported("_pydevd_bundle.pydevd_constants", _drop_native_flag, "PYDEVD_LOAD_NATIVE_LIB left set")
+
+
+def _drop_native_flag(module):
+    if os.environ.get(NATIVE_FLAG) == "0":
+        del os.environ[NATIVE_FLAG]
 
 
 def install():
@@ -1508,9 +2158,11 @@ def install():
             # pydevd sets its tracer through a native helper when it can, past sys.settrace: asked
             # not to, it calls the sys.settrace it found at its import, ours (only when traces are
             # given at start: the native helper is debugpy's faster path)
-            if os.environ.get(TRACES_ENV):
-                os.environ.setdefault("PYDEVD_LOAD_NATIVE_LIB", "0")
+            if os.environ.get(TRACES_ENV) and NATIVE_FLAG not in os.environ:
+                os.environ[NATIVE_FLAG] = "0"
+                _forget_native_flag()
             _install_settrace()
+            _keep_traced_frames_of_pydevd()
         atexit.register(_at_exit)
         _wrap_exit()
         if hasattr(os, "register_at_fork"):

@@ -1,21 +1,32 @@
 """Start-up hook put on a debug target's PYTHONPATH by debugrelay.
 
-Sets TCP_NODELAY on every TCP socket the debuggee and its debugpy adapter open: stock debugpy
-answers each DAP request in ~44 ms because of Nagle/delayed-ACK stalls, ~1.5 ms with this.
+Sets TCP_NODELAY on every TCP socket debugpy opens in the debuggee and its adapter: stock debugpy
+answers each DAP request in ~44 ms because of Nagle/delayed-ACK stalls, ~1.5 ms with this. The
+program's own sockets are left as it makes them.
 Then runs any other ``sitecustomize`` further down the path, so a target's own one still works.
 Prints the program's own tracebacks and pauses at a RecursionError that overflowed the debugger's
 tracer (``_debugrelay_uncaught``); values keep no marks that read as Python (``_debugrelay_repr``);
 each variable carries what the relay would otherwise ask a second time (``_debugrelay_vars``).
-Calls of the functions the relay traces are recorded (``_debugrelay_trace``).
+Calls of the functions the relay traces are recorded (``_debugrelay_trace``). A file's breakpoints
+change at once for the program's threads (``_debugrelay_pydevd``).
 In a test run (``DEBUGRELAY_TEST_STOPS``), hooks pytest and
 unittest so a failing test pauses.
 """
 
+import os as _os
 import socket as _socket
 import sys as _sys
 
+_DEBUGGER = (_os.sep + "debugpy" + _os.sep, "pydevd")
+
 
 def _nodelay(sock):
+    """TCP_NODELAY on ``sock`` when the debugger connects or accepts it (past the socket module's frames)."""
+    frame = _sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename == _socket.__file__:
+        frame = frame.f_back
+    if frame is None or not any(part in frame.f_code.co_filename for part in _DEBUGGER):
+        return
     try:
         if sock.family in (_socket.AF_INET, _socket.AF_INET6) and sock.type == _socket.SOCK_STREAM:
             sock.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_NODELAY, 1)
@@ -109,8 +120,10 @@ except Exception as _exc:  # a hook never keeps the program from running
 
 try:
     import _debugrelay_bp
+    import _debugrelay_pydevd
 
     _debugrelay_bp.install()
+    _debugrelay_pydevd.install()
 except Exception as _exc:  # a hook never keeps the program from running
     print(f"debugrelay: breakpoint checks not installed: {_exc!r}", file=_sys.stderr)
 

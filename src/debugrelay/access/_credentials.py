@@ -290,6 +290,7 @@ class CredentialFile:
             self.problem = None
             log.info("credentials read again from %s: %d in force", self.path, len(self.current.names))
         except CredentialsInvalid as exc:
-            self.problem = f"{self.path}: {exc.message}; the last good credentials stay in force"
-            log.warning("%s", self.problem)
+            problem = f"{self.path}: {exc.message}; the last good credentials stay in force"
+            log.warning("%s", problem)  # logged before it is answered: whoever reads it can find it in the log
+            self.problem = problem
         return self.current

@@ -8,7 +8,7 @@ An operation's access (declared with it) is one of:
 - ``owner``: run code or feed the program (evaluate, set a variable, input, launch). The session's
   owner and admins only: a shared session may be watched and driven, not made to run another's code.
 - ``create``: a new session. Admins and agents.
-- ``admin``: the relay's own business (the audit trail). Admins only.
+- ``admin``: the relay's own business (the audit trail, stopping the relay). Admins only.
 """
 
 from __future__ import annotations
@@ -56,6 +56,7 @@ def authorize(
         raise Forbidden(
             f"only an admin may {what}",
             details={"caller": caller.name, "role": caller.role, "operation": what},
+            hint="Ask an admin to do it.",
         )
     mine = created_by == caller.name
     if mine or (access in ("read", "drive") and shared_with(caller, shares or [])):

@@ -103,6 +103,25 @@ def _inputs() -> dict[str, type[Input]]:
     return found
 
 
+# an action answers what its MCP tool answers (docs/agents.md): these fields where it is about a run
+ACTION_ANSWER: dict[str, Any] = {
+    "type": "object",
+    "description": "What the action's MCP tool answers: an event (a stop, the end, still running) or a read",
+    "properties": {
+        "session_id": {"type": "string"},
+        "status": {"type": "string"},
+        "reason": {"type": "string"},
+        "location": {"type": "object", "description": "file, line, function"},
+        "code": {"type": "string", "description": "the source line paused at"},
+        "locals": {"type": "object", "additionalProperties": {"type": "string"}},
+        "output": {"type": "string", "description": "what the program printed since the previous answer"},
+        "hint": {"type": "string", "description": "the next step, said once per session"},
+        "persisted": {"type": "boolean"},
+    },
+    "additionalProperties": True,
+}
+
+
 def refine(document: dict[str, Any]) -> dict[str, Any]:
     """``document`` (Litestar's OpenAPI as a dict) made faithful, in place; returned for convenience."""
     components: dict[str, Any] = document.setdefault("components", {}).setdefault("schemas", {})
@@ -137,6 +156,10 @@ def refine(document: dict[str, Any]) -> dict[str, Any]:
         if operation is not None:
             ok = next(code for code in operation["responses"] if code.startswith("2"))
             operation["responses"][ok]["content"] = {"application/json": {"schema": schemas[offset + index]}}
+    operation = paths.get("/agent/{action}", {}).get("post")
+    if operation is not None:
+        ok = next(code for code in operation["responses"] if code.startswith("2"))
+        operation["responses"][ok]["content"] = {"application/json": {"schema": ACTION_ANSWER}}
     for (method, path), extra in OPERATION_RULES.items():
         operation = paths.get(path, {}).get(method)
         if operation is not None:

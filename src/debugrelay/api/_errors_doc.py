@@ -13,7 +13,7 @@ ERRORS = {
     401: "Missing or wrong API token (unauthorized)",
     403: "Refused by the operator's policy (refused) or a foreign browser origin (forbidden_origin)",
     404: "No such session, breakpoint, reference or profile",
-    409: "Wrong state for this operation (NOT_PAUSED, NO_EXCEPTION, invalid_state, target_gone), or a "
+    409: "Wrong state for this operation (NOT_PAUSED, NO_EXCEPTION, invalid_state, target_gone, unsealed), or a "
     "program that could not pause for a snapshot (collect_failed)",
     415: "The body is not JSON (unsupported_media_type)",
     429: "Too many sessions or open waits",

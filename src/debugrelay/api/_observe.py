@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("debugrelay")
 ENDPOINTS = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
+REDACTED = "REDACTED"  # OpenTelemetry's own word for a value it keeps out of a span
 EXTRA_HINT = "install the relay with its otel extra: pip install 'debugrelay[otel]'"
 
 
@@ -79,6 +80,7 @@ def tracing_plugins(settings: Settings) -> list[PluginProtocol]:
         exclude=[f"^{path}$" for path in sorted(UNTIMED)],  # probes and scrapes
         exclude_spans=["receive", "send"],  # one span a request, not one per body chunk of a long-poll
         scope_span_details_extractor=_span_start,
+        server_request_hook_handler=_hide_query,
     )
     return [OpenTelemetryPlugin(config), _RouteNames()]
 
@@ -106,6 +108,28 @@ def _span_start(scope: Scope) -> tuple[str, dict[str, Any]]:
     """A span's name before routing: its method alone (not the path, which names sessions), renamed with
     the route template once the route is known."""
     return str(scope.get("method", "")) or "HTTP", {}
+
+
+def _hide_query(span: Any, scope: dict[str, Any]) -> None:
+    """A span keeps a query's parameter names, never their values (a ``?password=`` or a token): the
+    instrumentation copies the raw query into ``http.url`` and ``url.query``."""
+    raw = scope.get("query_string") or b""
+    attributes = getattr(span, "attributes", None)
+    if not raw or not span.is_recording() or not attributes:
+        return
+    hidden = hidden_query(raw.decode("latin-1"))
+    url = attributes.get("http.url")
+    if isinstance(url, str):
+        span.set_attribute("http.url", url.split("?", 1)[0] + "?" + hidden)
+    if "url.query" in attributes:
+        span.set_attribute("url.query", hidden)
+
+
+def hidden_query(query: str) -> str:
+    """``a=1&b=2`` as ``a=REDACTED&b=REDACTED``; a part without ``=`` (its whole text a value) is hidden too."""
+    return "&".join(
+        f"{part.split('=', 1)[0]}={REDACTED}" if "=" in part else REDACTED for part in query.split("&") if part
+    )
 
 
 def _name_span(app: ASGIApp) -> ASGIApp:

@@ -29,7 +29,9 @@ from ._body import strict_body
 from ._contract import openapi_document
 from ._derived import routes
 from ._errors_doc import document_errors
+from ._nesting import nesting_middleware
 from ._observe import log_config, log_middleware, tracing_plugins
+from .asker import asker_middleware
 from .auth import FailedAttempts, Gatekeeper, token_middleware
 from .breakpoints import BreakpointController, ProfileController
 from .browser import browser_guard
@@ -70,6 +72,8 @@ def create_app(settings: Settings | None = None, manager: SessionManager | None 
     credentials = access.CredentialFile(Path(settings.credentials)) if settings.credentials else None
     gate = Gatekeeper(settings.token, attempts, _peers(settings), credentials)
     state = State({"manager": manager, "service": RelayService(manager)} if manager is not None else {})
+    if manager is not None and credentials is not None:
+        manager.directory = gate.named
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -77,6 +81,8 @@ def create_app(settings: Settings | None = None, manager: SessionManager | None 
             yield
             return
         mgr = build_manager(settings)
+        if credentials is not None:
+            mgr.directory = gate.named  # a hand-over goes to a credential in force
         app.state.manager = mgr
         app.state.service = RelayService(mgr)
         if not mgr.store.durable:
@@ -115,8 +121,10 @@ def create_app(settings: Settings | None = None, manager: SessionManager | None 
             *log_middleware(settings),  # first: what the others log names its request
             browser_guard(settings),
             token_middleware(gate),
+            nesting_middleware,  # before a body is forwarded or decoded
             forward_middleware,
             trail_middleware,
+            asker_middleware,
             request_timer,
         ],
         cors_config=_cors(settings),

@@ -8,6 +8,12 @@ Failed tries are counted per client address in a token bucket (:class:`FailedAtt
 :data:`BURST`, then :data:`PER_SECOND` a second. An address over it gets ``429 too_many_attempts`` for
 every request that needs the token, the right token too (else the limit would still tell a guesser which
 guess is right), until the bucket refills. Requests that never fail take nothing from it.
+
+Addresses are cheap (a host has all of 127.0.0.0/8, an IPv6 client a /64 of them), so every failed try
+also takes from one bucket of the relay's (:data:`OVERALL_BURST`, then :data:`OVERALL_PER_SECOND` a
+second). While it is empty, an address no right token came from in the last :data:`KNOWN_SECONDS` is
+refused the same way, the right token too; an address one came from is judged by its own bucket only,
+so the token's holders work on while others guess.
 """
 
 from __future__ import annotations
@@ -33,7 +39,10 @@ OPEN_PATHS = frozenset({"/health", PROOF_PATH, *PROBE_PATHS})
 _HOPS = b"x-debugrelay-hops"
 BURST = 10  # failed tries an address may make at once
 PER_SECOND = 1.0  # then this many a second
-ADDRESSES = 4096  # addresses remembered; the least recently failed are forgotten first
+OVERALL_BURST = 50  # failed tries all addresses together may make at once
+OVERALL_PER_SECOND = 0.5  # then this many a second
+KNOWN_SECONDS = 24 * 3600.0  # an address a right token came from is spared the overall bucket this long
+ADDRESSES = 4096  # addresses remembered (failed, and known); the least recent are forgotten first
 
 
 class TooManyAttempts(RelayError):
@@ -64,17 +73,24 @@ def client_key(scope: Scope) -> str:
 
 
 class FailedAttempts:
-    """A token bucket per client address for failed credentials, in a bounded table."""
+    """A token bucket per client address for failed credentials, in a bounded table, and one for all of
+    them that spares the addresses the right token came from."""
 
     def __init__(
         self,
+        *,
         burst: int = BURST,
         per_second: float = PER_SECOND,
         addresses: int = ADDRESSES,
+        overall: int = OVERALL_BURST,
+        overall_per_second: float = OVERALL_PER_SECOND,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.burst, self.per_second, self.addresses, self.clock = burst, per_second, addresses, clock
+        self.overall, self.overall_per_second = overall, overall_per_second
         self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()  # address: (tokens, at)
+        self._all = (float(overall), clock())  # (tokens, at) of every address together
+        self._known: OrderedDict[str, float] = OrderedDict()  # address: when a right token last came from it
 
     def _level(self, address: str) -> float:
         found = self._buckets.get(address)
@@ -86,10 +102,27 @@ class FailedAttempts:
             del self._buckets[address]  # full again: as good as never seen
         return level
 
+    def _overall_level(self) -> float:
+        tokens, at = self._all
+        return min(float(self.overall), tokens + (self.clock() - at) * self.overall_per_second)
+
+    def _known_now(self, address: str) -> bool:
+        at = self._known.get(address)
+        return at is not None and self.clock() - at < KNOWN_SECONDS
+
+    def _waits(self, address: str) -> tuple[int, bool]:
+        """Seconds until ``address`` may try again (0: now), and whether the overall bucket is why."""
+        level = self._level(address)
+        own = 0 if level >= 1 else math.ceil((1 - level) / self.per_second)
+        if self._known_now(address):
+            return own, False
+        overall = self._overall_level()
+        shared = 0 if overall >= 1 else math.ceil((1 - overall) / self.overall_per_second)
+        return max(own, shared), shared > own
+
     def retry_after(self, address: str) -> int:
         """Seconds until ``address`` may try again; 0 when it may now."""
-        level = self._level(address)
-        return 0 if level >= 1 else math.ceil((1 - level) / self.per_second)
+        return self._waits(address)[0]
 
     def failed(self, address: str) -> None:
         level = self._level(address)
@@ -97,10 +130,25 @@ class FailedAttempts:
         self._buckets.move_to_end(address)
         while len(self._buckets) > self.addresses:
             self._buckets.popitem(last=False)
+        self._all = (max(0.0, self._overall_level() - 1), self.clock())
+
+    def succeeded(self, address: str) -> None:
+        """A right credential came from ``address``: the overall bucket spares it from now on."""
+        self._known[address] = self.clock()
+        self._known.move_to_end(address)
+        while len(self._known) > self.addresses:
+            self._known.popitem(last=False)
 
     def check(self, scope: Scope) -> None:
         """Refuse a request from an address that has no tries left (before its credential is looked at)."""
-        wait = self.retry_after(client_key(scope))
+        wait, overall = self._waits(client_key(scope))
+        if wait and overall:
+            raise TooManyAttempts(
+                "too many failed token attempts on this relay, from many addresses",
+                details={"retry_after": wait},
+                hint="Retry after details.retry_after seconds with the right token; an address the right token "
+                "came from before is not held back.",
+            )
         if wait:
             raise TooManyAttempts("too many failed token attempts from this address", details={"retry_after": wait})
 
@@ -170,6 +218,14 @@ class Gatekeeper:
         credential = found.names.get(caller.name)
         return credential is not None and not credential.expired(time.time())
 
+    def named(self, name: str) -> access.Caller | None:
+        """The credential in force called ``name`` (not expired), or None."""
+        found = self.credentials()
+        credential = found.names.get(name) if found is not None else None
+        if credential is None or credential.expired(time.time()):
+            return None
+        return access.Caller.of(credential)
+
     def caller(self, given: bytes | None) -> access.Caller | None:
         """The caller ``given`` stands for; None when it stands for nobody."""
         found = self.credentials()
@@ -198,6 +254,8 @@ class Gatekeeper:
         self.attempts.check(scope)
         given = bearer(scope)
         caller = self.caller(given) if given is not None or self.file is None else self.proxied(scope)
+        if caller is not None and given is not None:
+            self.attempts.succeeded(client_key(scope))
         if caller is None:
             headers = dict(scope.get("headers") or [])
             signed = headers.get(SIGNATURE.encode())
@@ -212,10 +270,14 @@ class Gatekeeper:
             except Unauthorized:
                 self.attempts.failed(client_key(scope))
                 raise
+            self.attempts.succeeded(client_key(scope))  # another replica, proven
             name, _, role = said.decode("latin-1").partition(" ")
             if self.file is None or role not in access.ROLES:
                 return None, receive
-            return access.Caller(name, role), receive
+            known = self.named(name)  # its limits are the file's, here as on the replica it called
+            if known is None:
+                return access.Caller(name, role), receive
+            return access.Caller(name, role, known.max_sessions, known.requests_per_minute), receive
         if self.file is None:
             return None, receive  # the one token: as before, no caller
         self.rates.take(caller)

@@ -138,8 +138,8 @@ class ServerController(Controller):
             return CredentialsInForce(credentials=[])
         live: dict[str, int] = {}
         for session in await manager.list_all():
-            if session.record.created_by is not None and session.status != "terminated":
-                live[session.record.created_by] = live.get(session.record.created_by, 0) + 1
+            for name in session.record.counted_against():
+                live[name] = live.get(name, 0) + 1
         now = time.time()
         shown = [
             CredentialView(
@@ -160,9 +160,13 @@ class ServerController(Controller):
             problem=file.problem if file is not None else None,
         )
 
-    @get("/processes", summary="Local Python processes that can be attached to")
-    async def processes(self) -> Processes:
-        return msgspec.convert({"processes": await asyncio.to_thread(debuggable_processes)}, Processes)
+    @get("/processes", summary="The workspace's Python processes an attach may take (admins and agents)")
+    async def processes(self, manager: Manager) -> Processes:
+        access.authorize(access.current(), "create", "list the processes to attach to")
+        found = await asyncio.to_thread(debuggable_processes, manager.settings, inject="local" in manager.launchers)
+        answer = msgspec.convert({"processes": found}, Processes)
+        seam = manager.redaction  # command lines carry secrets (--db-password=...): redacted like every answer
+        return await seam.answer(answer, seam.relay_table, "processes", {}) if seam.enabled else answer
 
     @post(
         "/shutdown",
@@ -170,6 +174,7 @@ class ServerController(Controller):
         summary="Stop the relay: targets end, or are left for the next relay when the store is durable",
     )
     async def shutdown(self, manager: Manager) -> ShuttingDown:
+        access.authorize(access.current(), "admin", "stop the relay")  # on a relay without credentials: the token's
         sessions = len(manager.sessions)
         kept = manager.ownership is not None and manager.ownership.keep_targets
 

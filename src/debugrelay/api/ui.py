@@ -533,6 +533,7 @@ async def login(request: Request[Any, Any, Any], data: Login, views: ViewSession
     if caller is None:
         gate.attempts.failed(client_key(request.scope))
         raise Unauthorized("wrong API token", hint="Give the relay's DEBUGRELAY_TOKEN, or your credential's token.")
+    gate.attempts.succeeded(client_key(request.scope))
     named = caller if gate.file is not None else None
     cookie = _view_cookie(request.scope, views.open(named), max(1, math.ceil(views.absolute)))
     return Response(None, status_code=204, cookies=[cookie])
@@ -583,6 +584,7 @@ def ui_router(settings: Settings, gate: Gatekeeper) -> Router:
         if caller is None:
             gate.attempts.failed(client_key(connection.scope))
             return None
+        gate.attempts.succeeded(client_key(connection.scope))
         return (caller if gate.file is not None else None,)
 
     def reader(app: ASGIApp) -> ASGIApp:

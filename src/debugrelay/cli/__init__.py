@@ -10,7 +10,18 @@ import sys
 # installed, as the relay's are; this command never runs it (httpx then offers a stub)
 sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 
-from ._client import CLI_HINTS  # noqa: E402
+from typing import Any  # noqa: E402
+
 from ._parser import build_parser, main  # noqa: E402
+
+
+def __getattr__(name: str) -> Any:
+    """``CLI_HINTS`` comes with the client commands' code: loaded when asked for, not for ``--help``."""
+    if name == "CLI_HINTS":
+        from ._client import CLI_HINTS
+
+        return CLI_HINTS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["CLI_HINTS", "build_parser", "main"]

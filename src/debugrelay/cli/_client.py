@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -92,8 +93,35 @@ def split_id(values: list[str], needed: int) -> tuple[str | None, list[str]]:
     return None, values
 
 
+# the actions' next steps name MCP tools; the CLI's commands do the same
+COMMANDS = {
+    "debug_output": "`debugrelay output`",
+    "breakpoint_wait": "`debugrelay wait`",
+    "debug_pause": "`debugrelay pause`",
+    "debug_launch": "`debugrelay launch`",
+    "exception_autopsy": "`debugrelay autopsy`",
+    "debug_variables": "`debugrelay vars`",
+    "debug_request": "`debugrelay request`",
+    "debug_set_breakpoint": "`debugrelay break`",
+    "debug_status": "`debugrelay status`",
+}
+_TOOL = re.compile(r"\b(" + "|".join(COMMANDS) + r")\b")
+
+
+def in_commands(text: str) -> str:
+    """An action's words with the tools it names as the CLI's commands."""
+    return _TOOL.sub(lambda m: COMMANDS[m.group(1)], text)
+
+
 def cli_words(status: Any) -> Any:
-    """A status as the CLI says it: its next steps name commands, not the HTTP API's paths."""
+    """A status as the CLI says it: its next steps name commands, not the HTTP API's paths or MCP tools."""
+    if isinstance(status, dict):
+        for key in ("hint", "output_truncated"):
+            if isinstance(status.get(key), str):
+                status[key] = in_commands(status[key])
+        shown = status.get("locals")
+        if isinstance(shown, dict) and isinstance(shown.get("..."), str):
+            shown["..."] = in_commands(shown["..."])
     if isinstance(status, dict) and status.get("timed_out"):
         status["hint"] = "`debugrelay wait` waits for the next stop; `debugrelay pause` pauses it."
     if isinstance(status, dict) and status.get("status") == "terminated" and "hint" in status:
@@ -108,6 +136,8 @@ def run_client(args: argparse.Namespace) -> int:
     # httpcore imports trio, when it is installed, to support it (about 0.2 s of a command's start); a
     # command runs on asyncio only, in a process of its own
     sys.modules.setdefault("trio", None)  # type: ignore[arg-type]
+    # and h2 for HTTP/2, which this client never asks for (20-odd modules of every command's start)
+    sys.modules.setdefault("h2", None)  # type: ignore[arg-type]
     url = getattr(args, "url", None) or default_url()
     token = token_of(args)
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from typing import Any
 
@@ -11,9 +12,9 @@ import msgspec
 
 from debugrelay.client import ApiError, RemoteService
 from debugrelay.errors import InvalidRequest, RelayError
-from debugrelay.models import BreakpointRequest, CaptureRequest, HttpCall, SnapshotBounds, TraceRequest
-from debugrelay.models.limits import ResumeCommand
+from debugrelay.models import CaptureRequest, HttpCall, SnapshotBounds
 from debugrelay.service import policy
+from debugrelay.service._operations import CURRENT
 
 from ._client import cli_hint, cli_words, plain, split_id
 
@@ -27,36 +28,35 @@ async def cmd_create(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]
 
 
 async def cmd_delete(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    return "plain", plain(await s.delete_session(await policy.session_or_latest(s, a.id)))
+    return "plain", plain(await s.delete_session(a.id or CURRENT))
 
 
 async def cmd_status(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    return "status", plain(await s.status(await policy.session_or_latest(s, a.id)))
+    return "status", plain(await s.status(a.id or CURRENT))
 
 
 async def cmd_break(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
     given, rest = split_id(a.where, 0 if a.function else 1)
-    sid = await policy.session_or_new(s, given)
     if a.function:
-        request = BreakpointRequest(function=a.function)
+        where: dict[str, Any] = {"function": a.function}
     elif len(rest) == 1:
-        request = policy.parse_location(rest[0])
+        found = policy.parse_location(rest[0])  # a relative FILE from here, as the relay would take it
+        where = {"file": found.file, "line": found.line}
     else:
         raise InvalidRequest(
             "give one FILE:LINE (or --function NAME)", hint="debugrelay break [ID] app/main.py:42 [--condition 'i > 3']"
         )
-    request.condition, request.hit_condition, request.log_message = a.condition, a.hit, a.log
-    created = (await s.add_breakpoints(sid, [request]))[0]
-    return "breakpoints", {"session_id": sid, **plain(created)}
+    asked = {"condition": a.condition, "hit_condition": a.hit, "log_message": a.log, "session_id": given}
+    return "breakpoints", await s.act("debug_set_breakpoint", {**where, **{k: v for k, v in asked.items() if v}})
 
 
 async def cmd_breakpoints(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    return "breakpoints", plain(await s.breakpoints(await policy.session_or_latest(s, a.id)))
+    return "breakpoints", plain(await s.breakpoints(a.id or CURRENT))
 
 
 async def cmd_unbreak(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
     given, rest = split_id(a.ids, 0 if a.all else 1)
-    sid = await policy.session_or_latest(s, given)
+    sid = given or CURRENT
     if a.all:
         return "plain", plain(await s.clear_breakpoints(sid))
     if not rest:
@@ -65,39 +65,38 @@ async def cmd_unbreak(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any
 
 
 async def cmd_catch(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    return "plain", plain(await s.set_exception_breakpoints(await policy.session_or_new(s, a.id), a.filters, a.types))
+    return "plain", plain(await s.set_exception_breakpoints((a.id or CURRENT), a.filters, a.types))
+
+
+def _event_args(a: argparse.Namespace, **more: Any) -> dict[str, Any]:
+    """What an action answering an event takes from a command's flags (those given)."""
+    asked = {"session_id": a.id, "thread_id": getattr(a, "thread", None), "timeout": a.timeout, "locals": a.locals}
+    return {k: v for k, v in {**asked, **more}.items() if v is not None}
 
 
 async def cmd_continue(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    sid = await policy.session_or_latest(s, a.id)
-    answer = await s.resume(sid, "continue", a.thread, a.timeout, a.locals, every=a.all)
-    return "status", cli_words(plain(answer))
+    if a.all:  # every paused process of the program: the relay's resume says it
+        answer = await s.resume(a.id or CURRENT, "continue", a.thread, a.timeout, a.locals, every=True)
+        return "status", cli_words(plain(answer))
+    return "status", await s.act("debug_continue", _event_args(a))
 
 
 async def cmd_step(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    sid = await policy.session_or_latest(s, a.id)
-    steps: dict[str, ResumeCommand] = {"over": "step-over", "into": "step-into", "out": "step-out"}
-    command = steps[a.kind]
-    answer = await s.resume(sid, command, a.thread, a.timeout, a.locals)
-    return "status", cli_words(plain(answer))
+    return "status", await s.act(f"debug_step_{a.kind}", _event_args(a))
 
 
 async def cmd_pause(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    sid = await policy.session_or_latest(s, a.id)
-    paused = await s.pause(sid)
-    if not a.locals or paused.status != "paused":
-        return "status", plain(paused)
-    # the stop as continue and step answer it: its source line and locals
-    return "status", plain(await s.wait(sid, 0, details=True))
+    asked = {"session_id": a.id, "locals": a.locals}
+    return "status", await s.act("debug_pause", {k: v for k, v in asked.items() if v is not None})
 
 
 async def cmd_wait(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    sid = await policy.session_or_latest(s, a.id)
-    return "status", plain(await s.wait(sid, a.timeout, a.autopsy, details=a.locals))
+    asked = {k: v for k, v in _event_args(a).items() if k != "thread_id"}
+    return "status", await s.act("breakpoint_wait", {**asked, "include_autopsy": a.autopsy})
 
 
 async def cmd_terminate(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    return "status", plain(await s.terminate(await policy.session_or_latest(s, a.id)))
+    return "status", plain(await s.terminate(a.id or CURRENT))
 
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
@@ -116,28 +115,28 @@ async def cmd_request(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any
         {"method": method, "path": path, "headers": headers, "timeout": a.timeout, "port": a.port, "body": a.data},
         HttpCall,
     )
-    sid = await policy.session_or_latest(s, given)
+    sid = given or CURRENT
     return "status", cli_words(plain(await s.request(sid, call)))
 
 
 async def cmd_stack(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    sid = await policy.session_or_latest(s, a.id)
+    sid = a.id or CURRENT
     return "stack", plain(await s.stacktrace(sid, a.thread, a.start, a.max, library=a.library))
 
 
 async def cmd_threads(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    return "threads", plain(await s.threads(await policy.session_or_latest(s, a.id)))
+    return "threads", plain(await s.threads(a.id or CURRENT))
 
 
 async def cmd_processes(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    sid = await policy.session_or_latest(s, a.id)
+    sid = a.id or CURRENT
     if a.show is not None:
         return "status", plain(await s.show_process(sid, a.show))
     return "processes", plain(await s.processes(sid))
 
 
 async def cmd_vars(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    sid = await policy.session_or_latest(s, a.id)
+    sid = a.id or CURRENT
     if a.ref is not None:
         return "variables", plain(await s.variables(sid, a.ref, a.start, a.count))
     if a.expand or a.scope:
@@ -157,7 +156,7 @@ async def cmd_vars(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
 async def cmd_eval(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
     """One expression answers its result; several answer one result (or error) each, in order."""
     given, rest = split_id(a.words, 1)
-    sid = await policy.session_or_latest(s, given)
+    sid = given or CURRENT
     if len(rest) == 1:
         found = await s.evaluate(sid, rest[0], frame_index=a.frame, thread_id=a.thread, format=a.format)
         return "evaluation", plain(found)
@@ -173,12 +172,12 @@ async def cmd_eval(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
 
 
 async def cmd_output(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    return "output", plain(await s.output(await policy.session_or_latest(s, a.id), a.since, a.limit, a.stream))
+    return "output", plain(await s.output((a.id or CURRENT), a.since, a.limit, a.stream))
 
 
 async def cmd_autopsy(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
     found = await s.autopsy(
-        await policy.session_or_latest(s, a.id),
+        (a.id or CURRENT),
         max_frames=a.max_frames,
         include_variables_for_frames=a.frames_with_variables,
     )
@@ -186,11 +185,11 @@ async def cmd_autopsy(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any
 
 
 async def cmd_redactions(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    return "redactions", plain(await s.redactions(await policy.session_or_latest(s, a.id)))
+    return "redactions", plain(await s.redactions(a.id or CURRENT))
 
 
 async def cmd_snapshot(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    sid = await policy.session_or_latest(s, a.id)
+    sid = a.id or CURRENT
     if a.show:
         return "snapshot", plain(await s.snapshot(sid, a.show))
     given = {"frames": a.frames, "depth": a.depth, "items": a.items, "chars": a.chars, "max_bytes": a.max_bytes}
@@ -199,17 +198,17 @@ async def cmd_snapshot(s: RemoteService, a: argparse.Namespace) -> tuple[str, An
 
 
 async def cmd_snapshots(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    return "snapshots", plain(await s.snapshots(await policy.session_or_latest(s, a.id)))
+    return "snapshots", plain(await s.snapshots(a.id or CURRENT))
 
 
 async def cmd_analyze(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    sid = await policy.session_or_latest(s, a.id)
+    sid = a.id or CURRENT
     return "analysis", plain(await s.analyze(sid, a.snapshot or None, take=a.take, interval=a.interval))
 
 
 async def cmd_capture(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
     given, rest = split_id(a.words, 1)
-    sid = await policy.session_or_latest(s, given)
+    sid = given or CURRENT
     where = policy.parse_location(rest[0], os.getcwd())
     found = {
         "file": where.file,
@@ -224,7 +223,7 @@ async def cmd_capture(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any
 
 
 async def cmd_captures(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    sid = await policy.session_or_latest(s, a.id)
+    sid = a.id or CURRENT
     if a.rows:
         return "capture", plain(await s.capture_table(sid, a.rows, start=a.start, count=a.count))
     return "captures", plain(await s.captures(sid))
@@ -236,9 +235,9 @@ async def cmd_evidence(s: RemoteService, a: argparse.Namespace) -> tuple[str, An
 
 async def cmd_share(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
     given, names = split_id(a.words, 1)
-    sid = await policy.session_or_latest(s, given)
+    sid = given or CURRENT
     shared = await (s.unshare(sid, names=names) if a.withdraw else s.share(sid, names=names))
-    return "share", {"session_id": sid, "shared_with": shared.shared_with}
+    return "share", {"session_id": shared.session_id, "shared_with": shared.shared_with}
 
 
 async def cmd_audit(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
@@ -249,31 +248,41 @@ async def cmd_audit(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
 async def cmd_trace(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
     given, rest = split_id(a.words, 1)
     if a.remove:
-        return "trace", plain(await s.remove_trace(await policy.session_or_latest(s, given), rest[0]))
-    function = policy.traced_function(rest[0], os.getcwd())
-    sid = await policy.session_for_trace(s, given, function)
-    request = TraceRequest(function=function, keep=a.keep, callees=a.callees)
-    return "trace", {"session_id": sid, **plain(await s.add_trace(sid, request))}
+        return "trace", plain(await s.remove_trace(given or CURRENT, rest[0]))
+    asked = {"function": rest[0], "keep": a.keep, "callees": a.callees, "reprs": a.reprs, "session_id": given}
+    return "trace", await s.act("debug_trace", {k: v for k, v in asked.items() if v is not None})
 
 
 async def cmd_traces(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    return "traces", plain(await s.traces(await policy.session_or_latest(s, a.id)))
+    return "traces", plain(await s.traces(a.id or CURRENT))
 
 
 async def cmd_calls(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
     given, rest = split_id(a.words, 0)
-    sid = await policy.session_or_latest(s, given)
-    found = await s.traced_calls(
-        sid,
-        function=rest[0] if rest else None,
-        outcome=a.outcome,
-        match=a.match,
-        offset=a.offset,
-        limit=a.limit,
-    )
-    return "calls", plain(found)
+    asked = {"calls": rest[0] if rest else "*", "outcome": a.outcome, "match": a.match, "session_id": given}
+    asked.update(offset=a.offset, limit=a.limit)
+    return "calls", await s.act("debug_trace", {k: v for k, v in asked.items() if v is not None})
 
 
 async def cmd_call(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
     given, rest = split_id(a.words, 1)
-    return "call", plain(await s.traced_call(await policy.session_or_latest(s, given), rest[0]))
+    asked = {"call_id": rest[0], "session_id": given}
+    return "call", await s.act("debug_trace", {k: v for k, v in asked.items() if v is not None})
+
+
+async def cmd_act(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
+    """``act NAME [KEY=VALUE...]``: any agent action (an MCP tool by name) in one request; a value is read
+    as JSON (``line=12``, ``watch=true``, ``expressions='["a","b"]'``), else as text."""
+    arguments: dict[str, Any] = {}
+    for pair in a.pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise InvalidRequest(
+                f"'{pair}' is not KEY=VALUE", hint="e.g. debugrelay act debug_run_to file=app.py line=12"
+            )
+        try:
+            arguments[key] = json.loads(raw)
+        except ValueError:
+            arguments[key] = raw
+    answer = await s.act(a.action, arguments)
+    return ("status" if "status" in answer else "plain"), answer

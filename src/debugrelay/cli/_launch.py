@@ -4,15 +4,12 @@ and exception modes set first), answered with its first stop."""
 from __future__ import annotations
 
 import argparse
-import os
 from typing import Any
 
 from debugrelay.client import RemoteService
 from debugrelay.errors import InvalidRequest
-from debugrelay.models import LaunchRequest, ReadyWhen
-from debugrelay.service import policy
 
-from ._client import plain, split_id
+from ._client import split_id
 
 
 def env_pairs(pairs: list[str]) -> dict[str, str]:
@@ -26,34 +23,35 @@ def env_pairs(pairs: list[str]) -> dict[str, str]:
 
 
 async def cmd_launch(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
-    given, rest = split_id(a.target, 0 if a.module else 1)
-    if not a.module and not rest:
+    """One call of the relay's ``debug_launch``: the session chosen, breakpoints set, the program run and its
+    first event answered, all there."""
+    module = a.module or ("pytest" if a.test is not None and not a.target else None)
+    given, rest = split_id(a.target, 0 if module else 1)
+    if not module and not rest:
         raise InvalidRequest(
-            "give the script to run (or --module M)", hint="debugrelay launch [ID] SCRIPT [ARGS...] [-- ARGS...]"
+            "give the script to run (or --module M, or --test NODE)",
+            hint="debugrelay launch [ID] SCRIPT [ARGS...] [-- ARGS...]",
         )
-    script = None if a.module else policy.absolute(rest[0], a.cwd)
-    prepared = await policy.prepare_launch(
-        s,
-        given,
-        script=script,
-        module=a.module,
-        breakpoints=a.breakpoints,
-        folder=a.cwd,
-        stop_on_exception=a.stop_on_exception,
-    )
-    args = (rest if a.module else rest[1:]) + a.program_args
-    spec = LaunchRequest(
-        script=script,
-        module=a.module,
-        args=args,
-        env=env_pairs(a.env),
-        cwd=os.path.abspath(a.cwd) if a.cwd else None,
-        python=a.python,
-        stop_on_entry=a.stop_on_entry,
-        stop_on_exception=a.stop_on_exception or "uncaught",
-        debug_subprocesses=a.children,
-        ready=ReadyWhen(port=a.ready) if a.ready is not None else None,
-        ports=list(dict.fromkeys([*([a.ready] if a.ready is not None else []), *a.publish])),
-    )
-    status, notes = await policy.launch_and_wait(s, prepared, spec, a.timeout or 0.0, details=a.locals)
-    return "status", {**plain(status), **notes}
+    asked: dict[str, Any] = {
+        "session_id": given,
+        "script": None if module else rest[0],  # relative paths start here: the relay knows our folder
+        "module": module,
+        "test": a.test,
+        "args": (rest if module else rest[1:]) + a.program_args,
+        "env": env_pairs(a.env),
+        "cwd": a.cwd,
+        "python": a.python,
+        "breakpoints": a.breakpoints,
+        "trace": a.trace,
+        "stop_on_entry": a.stop_on_entry,
+        "stop_on_exception": a.stop_on_exception,
+        "children": a.children,
+        "port": a.ready,
+        "publish": [p for p in a.publish if p != a.ready],
+        "launcher": a.launcher,
+        "image": a.image,
+        "timeout": a.timeout or 0.0,
+        "locals": a.locals,
+    }
+    given_only = {k: v for k, v in asked.items() if v is not None and v not in ([], {})}
+    return "status", await s.act("debug_launch", given_only)

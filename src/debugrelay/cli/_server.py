@@ -10,7 +10,6 @@ import sys
 
 from debugrelay import __version__
 from debugrelay.config import Settings, load_settings
-from debugrelay.logs import configure_logging
 
 from ._client import token_of
 
@@ -44,11 +43,12 @@ def check_bind(settings: Settings) -> str | None:
 
 def check_redaction(settings: Settings) -> None:
     """Custom redaction patterns that cannot be used stop the relay at start, saying why."""
-    from debugrelay.redaction import PatternsError
-    from debugrelay.wiring import build_redactor
+    if not settings.redaction:
+        return
+    from debugrelay.redaction import PatternsError, Redactor, load_patterns
 
     try:
-        build_redactor(settings)
+        Redactor(load_patterns(settings.redaction_patterns))
     except PatternsError as exc:
         raise SystemExit(f"debugrelay: {exc}") from None
 
@@ -91,6 +91,7 @@ def serve(args: argparse.Namespace) -> int:
 
     from debugrelay.api import create_app
     from debugrelay.api.peers import guarded_protocol
+    from debugrelay.logs import configure_logging
 
     settings = load_settings(host=args.host, port=args.port, redis_url=args.redis_url)
     check_redaction(settings)
@@ -128,6 +129,9 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def mcp(args: argparse.Namespace) -> int:
+    # httpcore imports trio, when it is installed, to support it (about 0.2 s before the first answer); this
+    # server runs on asyncio only
+    sys.modules.setdefault("trio", None)  # type: ignore[arg-type]
     from debugrelay.mcp_server import run_stdio
 
     if not args.url:

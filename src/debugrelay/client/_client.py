@@ -10,38 +10,15 @@ from urllib.parse import quote
 import httpx
 import msgspec
 
+from debugrelay.config import DEFAULT_URL
+from debugrelay.errors import ApiError
+from debugrelay.service._asking import FOLDER_HEADER
 from debugrelay.service._operations import Operation
 
-DEFAULT_URL = "http://127.0.0.1:8765"
 # The relay long-polls for at most 300 s (``/wait``, ``wait`` on resume); leave room for the answer.
 READ_TIMEOUT = 330.0
 
 R = TypeVar("R")
-
-
-class ApiError(Exception):
-    """The relay answered with its error envelope, or could not be reached (``status`` 0)."""
-
-    def __init__(
-        self, status: int, code: str, message: str, *, hint: str = "", details: dict[str, Any] | None = None
-    ) -> None:
-        super().__init__(f"{code}: {message}")
-        self.status = status
-        self.code = code
-        self.message = message
-        self.hint = hint
-        self.details = details or {}
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "message": self.message, "details": self.details, "hint": self.hint}
-
-    @property
-    def hint_is_default(self) -> bool:
-        """No hint, or the API's wording of the domain's default one (an adapter words it its own way)."""
-        return not self.hint or any(word in self.hint for word in _HTTP_WORDS)
-
-
-_HTTP_WORDS = ("/sessions", "/schema", "GET ", "POST ", "DELETE ", "/wait", "/output", "/scopes")
 
 
 def default_url() -> str:
@@ -59,7 +36,19 @@ def _verifies(url: str) -> bool:
 
 
 def _headers(token: str | None) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"} if token else {}
+    """The token, and the folder this client asks from: the relay takes relative paths from it."""
+    headers = {FOLDER_HEADER: _folder()}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    return headers
+
+
+def _folder() -> str:
+    """Our working folder, percent-encoded (a header is ASCII)."""
+    try:
+        return quote(os.getcwd(), safe="/")
+    except OSError:  # the folder was removed under us: ask from nowhere
+        return ""
 
 
 def _timeout() -> httpx.Timeout:

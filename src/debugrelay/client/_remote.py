@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from debugrelay.errors import ApiError
 from debugrelay.models import (
     BreakpointList,
     BreakpointRequest,
@@ -23,7 +24,7 @@ from debugrelay.models import (
 from debugrelay.service import DebugService
 from debugrelay.service._operations import Operation, declared
 
-from ._client import ApiError, AsyncRelayClient, request_for, wire
+from ._client import AsyncRelayClient, request_for, wire
 
 T = TypeVar("T")
 

@@ -79,6 +79,7 @@ class DapClient:
         if sock is not None:
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                keep_probing(sock)
         hello: dict[str, Any] | None = None
         if secret is not None:
             try:
@@ -275,6 +276,23 @@ class DapClient:
         self._shutdown("closed by the relay")
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self._writer.wait_closed(), 1.0)
+
+
+# a peer whose network went away with it (a container's, a pod's) sends no end: after this long without a
+# byte, probes every few seconds; unanswered, the connection ends, and with it the run (``_closed``)
+KEEPALIVE_IDLE, KEEPALIVE_EVERY, KEEPALIVE_PROBES = 10, 5, 3
+
+
+def keep_probing(sock: socket.socket) -> None:
+    """TCP keepalive on a debug connection: a live target's kernel answers the probes, paused or not."""
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    for option, value in (
+        ("TCP_KEEPIDLE", KEEPALIVE_IDLE),
+        ("TCP_KEEPINTVL", KEEPALIVE_EVERY),
+        ("TCP_KEEPCNT", KEEPALIVE_PROBES),
+    ):
+        if hasattr(socket, option):
+            sock.setsockopt(socket.IPPROTO_TCP, getattr(socket, option), value)
 
 
 MAX_GREETING = 256  # the greeting line: a fixed word and a nonce

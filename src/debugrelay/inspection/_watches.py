@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from debugrelay.errors import RelayError
 from debugrelay.models import Watch, WatchValue
+from debugrelay.sessions import seals
 
 from ._reads import evaluate
 
@@ -16,6 +17,9 @@ if TYPE_CHECKING:
 async def watch_value(session: Session, watch: Watch) -> WatchValue:
     """The watch with its value in the top frame, or why there is none (running, an error)."""
     out = WatchValue(watch_id=watch.id, expression=watch.expression)
+    if watch.unsealed:  # read back from the store without the relay's seal: never evaluated
+        out.unsealed, out.available, out.error = True, False, "not evaluated: " + seals.UNSEALED_HINT
+        return out
     if session.status != "paused":
         out.available = False
         return out

@@ -13,11 +13,14 @@ import contextlib
 import ipaddress
 import os
 import socket
+from collections.abc import Callable
 
 import psutil
 
 from debugrelay.config import Settings
 from debugrelay.errors import Refused
+
+from .policy import LaunchPolicy, real, under
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -121,6 +124,28 @@ def check_attach_pid(settings: Settings, pid: int) -> None:
             details={"pid": pid, "setting": "DEBUGRELAY_ATTACH_OTHER_USERS"},
             hint="Attach by PID to processes of the relay's own user; the operator can allow more.",
         )
+
+
+def listing(settings: Settings) -> Callable[[int, int | None, str | None, list[str]], bool]:
+    """Which processes ``GET /processes`` shows (asked with pid, real uid, working directory, command line):
+    those attach by PID would take (the relay's own user unless ``DEBUGRELAY_ATTACH_OTHER_USERS``; never
+    the relay, a process it runs under, or one it started) that belong to the workspace: the working
+    directory or the script inside the workspace roots. Another project's processes, and what their
+    command lines hold, are not shown."""
+    roots = LaunchPolicy.from_settings(settings).roots
+    own = _relay_and_ancestors()
+    with contextlib.suppress(psutil.Error):
+        own.update(p.pid for p in psutil.Process().children(recursive=True))  # its targets, keepers, pool
+    me = os.getuid()
+
+    def shown(pid: int, uid: int | None, cwd: str | None, cmdline: list[str]) -> bool:
+        if pid in own or (uid != me and not settings.attach_other_users):
+            return False
+        script = next((a for a in cmdline[1:] if a.endswith(".py")), None)
+        places = [cwd, os.path.join(cwd or "/", script) if script else None]
+        return any(under(real(place), root) for place in places if place for root in roots)
+
+    return shown
 
 
 def _relay_and_ancestors() -> set[int]:

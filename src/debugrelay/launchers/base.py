@@ -144,6 +144,12 @@ class Launcher(abc.ABC):
         del address
         return False
 
+    def choose_python(self, spec: LaunchRequest) -> tuple[LaunchRequest, str | None]:
+        """``spec`` with the interpreter it runs on when it names none (the project's, where this launcher
+        finds it), and what to say of that interpreter; None: the launcher's own choice, nothing to say. May
+        read folders and run a project's tool: call it off the event loop."""
+        return spec, None
+
     def python_version(self, spec: LaunchRequest) -> str | None:
         """The ``major.minor`` of the Python a launch of ``spec`` runs, when this launcher can tell (it may
         run the interpreter once: call it off the event loop)."""

@@ -39,6 +39,15 @@ def copy_boot(dest: str) -> None:
     shutil.copytree(source, path / "debugpy", ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True)
 
 
+def interpreter_flags(version: str | None) -> list[str]:
+    """Options for a target's interpreter of ``version`` (major.minor): on 3.11+ no frozen modules, so the
+    debugger can stop in them and prints no warning that they are in use (it read as the launch's failure)."""
+    major, _, minor = (version or "").partition(".")
+    if major.isdigit() and minor.isdigit() and (int(major), int(minor)) >= (3, 11):
+        return ["-Xfrozen_modules=off"]
+    return []
+
+
 def debugpy_args(spec: LaunchRequest, listen: str, *, script_path: str | None = None) -> list[str]:
     """``-m debugpy --listen ... --wait-for-client [options] <script|-m module> args``."""
     argv = ["-m", "debugpy", "--listen", listen, "--wait-for-client"]

@@ -16,8 +16,9 @@ allowed images, limits no higher than configured. Every target runs as a non-roo
 read-only root filesystem (tmpfs for ``/tmp`` and ``$HOME``), alone on an internal network of its
 own: no egress, no other target, only the relay. A relay in a container joins that network, whose
 bridge then has no address on the host: the target reaches nothing of the host either. A relay on
-the host reaches the container through the bridge's address on the host, which the target can
-reach too (and with it the host's services listening on every address).
+the host reaches the container through the bridge's address on the host, which the target could
+reach too (and with it the host's services listening on every address): a firewall rule refuses
+that where the relay may add it (:mod:`.docker_host`), and the relay says at start when it cannot.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import logging
 import os
 import socket
 import tarfile
+import threading
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -58,6 +60,7 @@ from .container import (
     target_labels,
 )
 from .docker_attach import HELD, hold_in_container, recovered
+from .docker_host import report
 from .docker_networks import TargetNetworks
 from .docker_target import DockerTarget
 from .policy import LaunchPolicy, real
@@ -121,6 +124,19 @@ class DockerLauncher(Launcher):
 
     def pool_status(self) -> dict[str, Any] | None:
         return self.pool.stats() if self.pool is not None else None
+
+    def warm_up(self) -> None:
+        """A relay on the host closes the host's services to its targets, or says what stays open (off the
+        event loop: it asks the engine and the firewall)."""
+        threading.Thread(target=self._close_host, name="docker-host", daemon=True).start()
+
+    def _close_host(self) -> None:
+        try:
+            self.client.ping()  # no engine, no targets
+        except Exception:
+            return
+        if self.networks.own_container() is None:
+            report(self.networks.firewall, self.settings.redis_url)
 
     @property
     def store_id(self) -> str:

@@ -1,6 +1,7 @@
 """A Docker target's own network: internal (no egress, no other target), joined by a relay that runs in a
-container, removed with its target; and the subnets of every target network, which the relay's API
-refuses connections from (a target must not drive the relay that debugs it)."""
+container, closed to the host's services (:mod:`.docker_host`), removed with its target; and the subnets
+of every target network, which the relay's API refuses connections from (a target must not drive the
+relay that debugs it)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from debugrelay.config import in_container
+
+from .docker_host import BRIDGE_NAME, HostFirewall, bridge_name
 
 # a network's subnet and its gateway, the host's own address on the bridge when it has one (not refused:
 # Docker's port proxy connects from there, and no container is given that address)
@@ -30,8 +33,9 @@ ATTACH_NETWORKS = {"label": "debugrelay.targets=true"}
 class TargetNetworks:
     """The target networks on one Docker engine, as this relay made, joined and saw them."""
 
-    def __init__(self, client: Callable[[], Any]) -> None:
+    def __init__(self, client: Callable[[], Any], firewall: HostFirewall | None = None) -> None:
         self._client = client  # the engine's client, reached when first needed
+        self.firewall = firewall or HostFirewall()
         self._self_id: str | bool | None = False  # False: not looked up yet; None: not in a container
         self._subnets: dict[str, tuple[Subnet, ...]] = {}  # target networks on the engine, by name
         self._refused: tuple[Subnet, ...] = ()  # the same, flat: read on every connection to the relay
@@ -41,8 +45,13 @@ class TargetNetworks:
         """Create a target's own network and note its subnets (the engine's refusal is raised as is)."""
         # A relay in a container reaches the target at layer 2, on the network it joins: the bridge
         # needs no address on the host, and without one the target reaches no host service. A relay
-        # on the host needs that address to reach the container.
-        options = {INHIBIT_IPV4: "true"} if self.own_container() is not None else None
+        # on the host needs that address to reach the container: the firewall rule (kept in place, it
+        # may have been flushed since the start) refuses what the target starts towards the host.
+        options = {BRIDGE_NAME: bridge_name(network)}
+        if self.own_container() is not None:
+            options[INHIBIT_IPV4] = "true"
+        else:
+            self.firewall.close()
         created = self._client().networks.create(
             network,
             driver="bridge",

@@ -26,7 +26,8 @@ from debugrelay.errors import LaunchFailed
 from debugrelay.models import LaunchRequest, LocalTargetRecord, TargetRecord, given
 
 from .base import Launcher, Target
-from .boot import debugpy_args, prepare_boot_dir
+from .boot import debugpy_args, interpreter_flags, prepare_boot_dir
+from .project_python import launch_python
 
 if TYPE_CHECKING:
     from .pool import LocalPool
@@ -292,6 +293,11 @@ def interpreter_version(python: str) -> str | None:
     return done.stdout.strip() or None
 
 
+def launch_folder(spec: LaunchRequest) -> str:
+    """The folder a local launch runs in: its ``cwd``, else its script's folder, else the relay's."""
+    return spec.cwd or (str(Path(spec.script).parent) if spec.script else os.getcwd())
+
+
 def private_dir(path: Path) -> Path:
     """``path`` (a folder of the relay's own), readable by this user only: what programs print can be secret."""
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -310,10 +316,13 @@ class LocalLauncher(Launcher):
         launch_timeout: float = 20.0,
         request_timeout: float = 10.0,
         orphan_after: float | None = None,
+        workspace: str | None = None,
     ) -> None:
         """``orphan_after``: the seconds a target's keeper waits without a relay before it ends the program
-        (the relay's session timeout; a session's own is told by its relay once connected). None: never."""
+        (the relay's session timeout; a session's own is told by its relay once connected). None: never.
+        ``workspace``: the folder above which a launch's project environment is not looked for."""
         self.state_dir = Path(state_dir)
+        self.workspace = workspace
         self.orphan_after = orphan_after
         self.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # a folder given is left as it is
         self.boot_dir = prepare_boot_dir(self.state_dir / "boot")
@@ -357,13 +366,25 @@ class LocalLauncher(Launcher):
     def python_version(self, spec: LaunchRequest) -> str | None:
         return interpreter_version(spec.python or sys.executable)
 
+    def choose_python(self, spec: LaunchRequest) -> tuple[LaunchRequest, str | None]:
+        """The launch's project's interpreter when it names none (the relay's own when the project has none)."""
+        if spec.python:
+            return spec, None
+        folder = launch_folder(spec)
+        if not os.path.isdir(folder):
+            return spec, None  # start says what is wrong with it
+        chosen = launch_python(folder, workspace=self.workspace)
+        if chosen.path != sys.executable:
+            spec = msgspec.structs.replace(spec, python=chosen.path)
+        return spec, chosen.said()
+
     async def start(self, spec: LaunchRequest, *, session_id: str) -> Target:
         python = spec.python or sys.executable
         if os.sep not in python and shutil.which(python) is None:
             raise LaunchFailed(f"interpreter '{python}' not found on PATH", details={"python": python})
         if os.sep in python and not os.access(python, os.X_OK):
             raise LaunchFailed(f"interpreter '{python}' is not an executable file", details={"python": python})
-        cwd = spec.cwd or (str(Path(spec.script).parent) if spec.script else os.getcwd())
+        cwd = launch_folder(spec)
         if not os.path.isdir(cwd):
             raise LaunchFailed(f"working directory '{cwd}' does not exist", details={"cwd": cwd})
         env = self._env(spec.env, spec.pythonpath)
@@ -371,6 +392,7 @@ class LocalLauncher(Launcher):
             warm = await self.pool.acquire(spec, session_id=session_id, python=python, cwd=cwd, env=env)
             if warm is not None:
                 return warm
+        flags = interpreter_flags(await asyncio.to_thread(interpreter_version, python))
         port, inner = free_port(), free_port()
         secret = new_secret()
         log_path = self.log_dir / f"{session_id}.log"
@@ -383,7 +405,7 @@ class LocalLauncher(Launcher):
             connect=f"127.0.0.1:{inner}",
             status_file=str(status_file),
             keeper=str(self.boot_dir / KEEPER_FILE),
-            debuggee=[python, *debugpy_args(spec, f"127.0.0.1:{inner}")],
+            debuggee=[python, *flags, *debugpy_args(spec, f"127.0.0.1:{inner}")],
             attach=attach_args([], just_my_code=spec.just_my_code, sub_process=spec.debug_subprocesses),
             secret_fd=secret_fd,
             orphan_after=self.orphan_after,

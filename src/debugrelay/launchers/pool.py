@@ -10,6 +10,10 @@ the target's stdin (cwd, environment changes, argv, script or module); the progr
 like ``python -m debugpy --listen ... --wait-for-client`` would and waits for ``configurationDone``,
 so the session's breakpoints are in place before its first line runs.
 
+Targets are kept per interpreter: the relay's own from the start, another once a launch used it. A pytest
+run's are kept apart: they import pytest and the plugins its entry points name before they listen (the
+warnings those imports give are shown when the run starts), so a test run skips pytest's own start-up too.
+
 A launch gets a cold start instead when a pooled interpreter cannot be made into what it asks for:
 another interpreter or image, environment read at interpreter start-up (``PYTHON*``, locale,
 ``LD_*``, debugpy's own variables), ``debug_subprocesses``, ``pool: false``, or an empty pool.
@@ -38,14 +42,18 @@ from debugrelay.dap import KEEPER_FILE, DapClient, attach_args, keeper_command, 
 from debugrelay.errors import LaunchFailed, TargetGone
 from debugrelay.models import LaunchRequest, LocalTargetRecord
 
-from .local import LocalTarget, find_adapter, free_port, kill_tree
+from .boot import interpreter_flags
+from .local import LocalTarget, find_adapter, free_port, interpreter_version, kill_tree
 
 log = logging.getLogger(__name__)
 
 POOL_MODULE = "_debugrelay_pool"
 # in the command line for whoever looks for debug targets by it (ps, cleanup scripts): a debugpy target
 POOL_MARK = ("--role", "warm-debugpy-target")
-MAX_KEYS = 4  # container keys kept warm at once
+MAX_KEYS = 4  # container keys, or local interpreters (with or without pytest imported), kept warm at once
+PRELOAD = "pytest"  # what a test run's warm targets import ahead: pytest and its plugins
+PRELOAD_WITHIN = 300.0  # s a warm target importing pytest's plugins may take (a loaded machine: the pool waits)
+_PYTEST = ("pytest", "py.test")
 _RETRY_MAX = 30.0  # seconds between attempts once starting pooled targets keeps failing
 
 # read when the interpreter (or debugpy, or the dynamic linker) starts: a running one cannot change them
@@ -132,6 +140,17 @@ async def connect_initialized(
             delay = min(delay * 1.5, 0.1)
         else:
             return client
+
+
+def _named(key: Hashable) -> str:
+    """A local pool's key as ``GET /pool`` says it: the interpreter, and what its targets have imported."""
+    return f"{key[0]} ({key[1]})" if isinstance(key, tuple) else str(key)
+
+
+def _poolable(python: str) -> bool:
+    """Whether warm targets can be made of ``python``: an interpreter that runs, 3.8 or newer (the keeper's)."""
+    major, _, minor = (interpreter_version(python) or "").partition(".")
+    return major.isdigit() and minor.isdigit() and (int(major), int(minor)) >= (3, 8)
 
 
 T = TypeVar("T")
@@ -310,9 +329,9 @@ class PooledLocalTarget(LocalTarget):
 
 
 class LocalPool:
-    """Warm interpreters of the relay's own Python for local launches."""
-
-    KEY = "local"
+    """Warm interpreters for local launches: of the relay's own Python from the start, and of each other
+    interpreter once a launch used it (the first launch on it is cold, the next ones warm; at most
+    ``MAX_KEYS`` interpreters, the least recently used dropped first)."""
 
     def __init__(
         self,
@@ -335,20 +354,30 @@ class LocalPool:
         self.request_timeout = request_timeout
         self._ids = itertools.count(1)
         self.pool: WarmPool[PooledLocalTarget] = WarmPool(
-            "local", size, spawn=self._spawn, alive=self._alive, discard=self._discard
+            "local", size, spawn=self._spawn, alive=self._alive, discard=self._discard, max_keys=MAX_KEYS
         )
 
     def start(self) -> None:
-        self.pool.keep_warm(self.KEY)
+        self.pool.keep_warm(self.python)
 
     async def acquire(
         self, spec: LaunchRequest, *, session_id: str, python: str, cwd: str, env: dict[str, str]
     ) -> PooledLocalTarget | None:
-        """A warm target now running ``spec``, or None (with the reason counted) for a cold start."""
-        reason = "interpreter" if python != self.python else cold_reason(spec, self.env, env)
-        target = self.pool.take(self.KEY) if reason is None else None
+        """A warm target of ``python`` now running ``spec`` (a pytest run's has pytest and its plugins
+        imported already, when one is ready), or None (with the reason counted) for a cold start."""
+        reason = cold_reason(spec, self.env, env)
+        keys: list[Hashable] = [(python, PRELOAD), python] if spec.module in _PYTEST else [python]
+        target = None
+        for key in keys if reason is None else []:
+            target = self.pool.take(key)
+            if target is not None:
+                break
+        if reason is None and keys[0] not in self.pool.warm_keys() and await asyncio.to_thread(_poolable, python):
+            self.pool.keep_warm(keys[0])  # the next such launch on this interpreter is warm
         if target is None:
-            self.pool.note_cold(reason or "empty")
+            if reason is None:
+                reason = "empty" if python in self.pool.warm_keys() else "interpreter"
+            self.pool.note_cold(reason)
             return None
         stdin = target.proc.stdin
         assert stdin is not None
@@ -360,6 +389,8 @@ class LocalPool:
         return target
 
     async def _spawn(self, key: Hashable) -> PooledLocalTarget:
+        python, preload = key if isinstance(key, tuple) else (str(key), None)
+        flags = interpreter_flags(await asyncio.to_thread(interpreter_version, python))
         port, inner = free_port(), free_port()
         secret = new_secret()
         name = f"pool-{os.getpid()}-{next(self._ids)}"
@@ -367,12 +398,21 @@ class LocalPool:
         status_file = self.log_dir / f"{name}.keeper.json"
         secret_fd = secret_pipe(secret)  # never in an environment: /proc/<pid>/environ is readable to its user
         argv = keeper_command(
-            [self.python],
+            [python],
             listen=f"127.0.0.1:{port}",
             connect=f"127.0.0.1:{inner}",
             status_file=str(status_file),
             keeper=str(self.boot_dir / KEEPER_FILE),
-            debuggee=[self.python, "-m", POOL_MODULE, "--listen", f"127.0.0.1:{inner}", *POOL_MARK],
+            # as a file, not -m: with frozen modules off, runpy's frames would show under the program's
+            debuggee=[
+                python,
+                *flags,
+                str(self.boot_dir / f"{POOL_MODULE}.py"),
+                "--listen",
+                f"127.0.0.1:{inner}",
+                *POOL_MARK,
+                *(["--preload", preload] if preload else []),
+            ],
             attach=attach_args([], just_my_code=False),  # the launch's own choice is applied when it is taken
             secret_fd=secret_fd,
             orphan_after=self.orphan_after,
@@ -400,7 +440,7 @@ class LocalPool:
                 port,
                 secret=secret,
                 ended=lambda: proc.returncode is not None,
-                within=self.launch_timeout,
+                within=self.launch_timeout if preload is None else PRELOAD_WITHIN,
                 request_timeout=self.request_timeout,
                 name=f"dap-pool-{proc.pid}",
             )
@@ -428,7 +468,10 @@ class LocalPool:
                     path.unlink()
 
     def stats(self) -> dict[str, Any]:
-        return {**self.pool.stats(), "python": self.python}
+        """The pool's state; ``size``: the warm targets it keeps, over every interpreter it keeps warm."""
+        stats = self.pool.stats()
+        kept = {_named(k): self.pool.ready(k) for k in self.pool.warm_keys()}
+        return {**stats, "size": stats["size"] * max(1, len(kept)), "python": self.python, "interpreters": kept}
 
     async def close(self) -> None:
         await self.pool.close()

@@ -14,7 +14,7 @@ from debugrelay.config import Settings
 from debugrelay.errors import InvalidRequest, LaunchFailed
 from debugrelay.models import AttachSpec, RemoteTargetRecord, TargetRecord, given
 
-from .attach_policy import check_attach_again, check_attach_host
+from .attach_policy import check_attach_again, check_attach_host, listing
 from .base import Launcher, Target
 from .local import free_port
 
@@ -160,19 +160,26 @@ async def inject(pid: int) -> int:
     return port
 
 
-def debuggable_processes() -> list[dict[str, object]]:
-    """Local Python processes, and the debugpy port of those that listen already."""
+def debuggable_processes(settings: Settings, *, inject: bool = True) -> list[dict[str, object]]:
+    """Local Python processes of the workspace that attach may take (``attach_policy.listing``), and the
+    debugpy port of those that listen already; without ``inject`` (no local launcher), only those."""
+    shown = listing(settings)
     out: list[dict[str, object]] = []
-    for proc in psutil.process_iter(["pid", "name", "cmdline", "username"]):
+    for proc in psutil.process_iter(["pid", "name", "cmdline", "cwd", "uids"]):
         cmd = proc.info.get("cmdline") or []
         if not cmd or ("python" not in (proc.info.get("name") or "") and not any("python" in c for c in cmd[:1])):
             continue
         if any("debugpy/adapter" in c or "debugpy.adapter" in c or "debugpy/launcher" in c for c in cmd):
             continue
+        uids = proc.info.get("uids")
+        if not shown(proc.info["pid"], uids.real if uids else None, proc.info.get("cwd"), cmd):
+            continue
         port = None
         if "--listen" in cmd:
             with contextlib.suppress(ValueError, IndexError):
                 port = int(cmd[cmd.index("--listen") + 1].rsplit(":", 1)[-1])
+        if port is None and not inject:
+            continue
         item: dict[str, object] = {"pid": proc.info["pid"], "command": " ".join(cmd)[:300]}
         if port is not None:
             item["debugpy_port"] = port

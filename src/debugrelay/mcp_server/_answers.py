@@ -11,10 +11,7 @@ from typing import Any
 import msgspec
 from mcp.types import CallToolResult, TextContent
 
-from debugrelay.client import ApiError
-from debugrelay.errors import RelayError
-from debugrelay.service import DebugService, calling
-from debugrelay.store import tracking_writes
+from debugrelay.errors import ApiError, RelayError
 
 log = logging.getLogger("debugrelay.mcp")
 
@@ -62,19 +59,14 @@ def error_dict(exc: RelayError | ApiError) -> dict[str, Any]:
     return data
 
 
-def guarded(fn: ToolFn, service: DebugService | None = None) -> Callable[..., Awaitable[CallToolResult]]:
-    """Turn a tool body's dict into an answer and its domain errors into tool errors; an answer to a
-    change the state store could not record yet (``service`` knows) says ``"persisted": false``."""
+def guarded(fn: ToolFn) -> Callable[..., Awaitable[CallToolResult]]:
+    """Turn a tool body's dict into an answer and its domain errors into tool errors (the relay's answer
+    already says ``"persisted": false`` where a change waits for the state store)."""
 
     @functools.wraps(fn)
     async def run(*args: Any, **kwargs: Any) -> CallToolResult:
         try:
-            with tracking_writes() as tracking, calling(f"tool {fn.__name__}"):  # the agent's trail names the tool
-                data = await fn(*args, **kwargs)
-            # the change was made; the state store was down and records it once it is back
-            sid = data.get("session_id") or kwargs.get("session_id")
-            kept = tracking.found or (service is not None and isinstance(sid, str) and service.unpersisted(sid))
-            return answer({**data, "persisted": False} if kept else data)
+            return answer(await fn(*args, **kwargs))
         except (RelayError, ApiError) as exc:
             return failure(error_dict(exc))
         except Exception as exc:

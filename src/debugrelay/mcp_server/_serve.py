@@ -1,50 +1,113 @@
-"""Where the tools are served: stdio (``debugrelay mcp``) and ``/mcp`` on the relay."""
+"""The tools served on stdio (``debugrelay mcp``)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
+import os
 import signal
 import sys
-from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
-from litestar import Litestar, asgi
-from litestar.handlers import ASGIRouteHandler
-from litestar.types import Receive, Scope, Send
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from mcp.server.transport_security import TransportSecuritySettings
 
-from debugrelay import access
-from debugrelay.config import Settings, load_settings, normalize_origin
-from debugrelay.service import DebugService, RelayService
-from debugrelay.sessions import SessionManager
+from debugrelay.config import load_settings
+from debugrelay.service import DebugService
+from debugrelay.service._asking import ask_from
 
 from ._toolset import build_server
 
+if TYPE_CHECKING:
+    from debugrelay.sessions import SessionManager
+
 log = logging.getLogger("debugrelay.mcp")
+
+
+# what a client asks before it uses the debugger: answered while the embedded relay still starts
+WITHOUT_RELAY = frozenset({"initialize", "ping", "tools/list", "prompts/list", "resources/list", "server/discover"})
+
+
+class EmbeddedRelay:
+    """The relay's services in this process, loaded and started once the client has its ``initialize``
+    answer: the first answer waits for nothing it does not need; a request that uses the relay waits for it.
+    Until then it stands in for the relay's service (the tools hold it as their backend)."""
+
+    def __init__(self) -> None:
+        self.manager: SessionManager | None = None
+        self.service: DebugService | None = None
+        self._starting: asyncio.Future[None] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        """The relay's service's operations, once it has started (the gate lets no call through before)."""
+        service = self.__dict__.get("service")
+        if service is None:
+            raise AttributeError(f"the relay has not started: no {name!r} yet")
+        return getattr(service, name)
+
+    def get(self) -> SessionManager:
+        if self.manager is None:
+            raise RuntimeError("the relay has not started")
+        return self.manager
+
+    def start(self) -> asyncio.Future[None]:
+        if self._starting is None:
+            self._starting = asyncio.ensure_future(self._start())
+        return self._starting
+
+    async def _start(self) -> None:
+        # its modules load in a thread: the event loop meanwhile writes the answers it has
+        wiring, relay = await asyncio.to_thread(
+            lambda: (importlib.import_module("debugrelay.wiring"), importlib.import_module("debugrelay.service._relay"))
+        )
+        manager = wiring.build_manager(load_settings())
+        await manager.start()
+        self.manager = manager
+        self.service = relay.RelayService(self.get)
+
+    async def gate(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        """MCP middleware: ``initialize`` starts the relay once answered; other requests that use it wait."""
+        if ctx.method == "initialize":
+            answer = await call_next(ctx)
+            asyncio.get_running_loop().call_soon(self.start)
+            return answer
+        if ctx.method not in WITHOUT_RELAY:
+            await asyncio.shield(self.start())
+        return await call_next(ctx)
+
+    async def close(self) -> None:
+        """End every target this relay started (a start under way is waited for: it may have started some)."""
+        if self._starting is not None:
+            with contextlib.suppress(Exception):
+                await self._starting
+        if self.service is not None:
+            await self.service.close()
+        if self.manager is not None:
+            await self.manager.close()
+            await self.manager.store.close()
 
 
 async def serve_stdio(url: str | None = None, token: str | None = None) -> None:
     """Serve the tools on stdin/stdout until the client closes them (or SIGTERM).
 
     Without ``url`` the relay's services run in this process (local targets, in-memory state unless
-    DEBUGRELAY_REDIS_URL is set); with it every tool is forwarded to the relay at ``url``.
+    DEBUGRELAY_REDIS_URL is set), started after the first answer; with it every tool is forwarded to the
+    relay at ``url``.
     """
-    manager: SessionManager | None = None
+    embedded: EmbeddedRelay | None = None
     backend: DebugService
     if url:
         from debugrelay.client import AsyncRelayClient, RemoteService
 
         backend = RemoteService(AsyncRelayClient(url, token))  # type: ignore[abstract]  # derived operations
     else:
-        from debugrelay.wiring import build_manager
-
-        manager = build_manager(load_settings())
-        await manager.start()
-        backend = RelayService(manager)
+        embedded = EmbeddedRelay()
+        backend = cast("DebugService", embedded)  # the relay's service, once started
+        ask_from(os.getcwd())  # the agent's relative paths start where it started this server, as over --url
     server = build_server(backend)
+    if embedded is not None:
+        server.middleware.append(embedded.gate)
     task = asyncio.current_task()
     ending = False
 
@@ -65,10 +128,10 @@ async def serve_stdio(url: str | None = None, token: str | None = None) -> None:
             task.uncancel()
     finally:
         ending = True
-        await backend.close()
-        if manager is not None:
-            await manager.close()  # ends every target this server started
-            await manager.store.close()
+        if embedded is not None:
+            await embedded.close()  # ends every target this server started
+        else:
+            await backend.close()
 
 
 def run_stdio(url: str | None = None, token: str | None = None) -> int:
@@ -78,60 +141,3 @@ def run_stdio(url: str | None = None, token: str | None = None) -> int:
     )
     asyncio.run(serve_stdio(url, token))
     return 0
-
-
-def transport_security(settings: Settings) -> TransportSecuritySettings:
-    """The SDK's own Host/Origin check, from the settings the relay's browser checks use (which run first)."""
-    hosts = [f"[{h}]" if ":" in h else h for h in settings.reachable_hosts()]
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=[h for host in hosts for h in (host, f"{host}:*")],
-        allowed_origins=[
-            *(f"{scheme}://{host}{port}" for scheme in ("http", "https") for host in hosts for port in ("", ":*")),
-            *(normalize_origin(o) for o in settings.cors_origins),
-        ],
-    )
-
-
-async def _as_caller(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-    """Run an MCP message as the caller whose credential its HTTP request carried: the SDK handles it in
-    a task of its own, where the request's context is not."""
-    request = ctx.request
-    caller = getattr(request, "scope", {}).get(access.SCOPE_KEY) if request is not None else None
-    if not isinstance(caller, access.Caller):
-        return await call_next(ctx)
-    with access.acting_as(caller):
-        return await call_next(ctx)
-
-
-class McpEndpoint:
-    """``/mcp`` on the relay: the tools over streamable HTTP, on the relay's own SessionManager.
-
-    Register ``handler`` with the app and ``lifespan`` after the lifespan that sets
-    ``app.state.manager``; MCP sessions and HTTP sessions are then the same sessions.
-    """
-
-    def __init__(self, settings: Settings, path: str = "/mcp") -> None:
-        self._manager: SessionManager | None = None
-        self.server = build_server(RelayService(self._get_manager))
-        self.server.streamable_http_app(transport_security=transport_security(settings), host=settings.host)
-        self.server.middleware.append(_as_caller)
-        self.sessions = self.server.session_manager
-        sessions = self.sessions
-
-        @asgi(path, is_mount=True, copy_scope=True)
-        async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
-            await sessions.handle_request(scope, receive, send)  # type: ignore[arg-type]
-
-        self.handler: ASGIRouteHandler = mcp_endpoint
-
-    def _get_manager(self) -> SessionManager:
-        if self._manager is None:
-            raise RuntimeError("the relay has not started")
-        return self._manager
-
-    @contextlib.asynccontextmanager
-    async def lifespan(self, app: Litestar) -> AsyncIterator[None]:
-        self._manager = app.state.manager
-        async with self.sessions.run():
-            yield

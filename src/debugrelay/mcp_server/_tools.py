@@ -1,95 +1,78 @@
-"""How a tool is declared: a method of a :class:`ToolGroup` marked with :func:`tool`, which records what
-the tool list says of it (read-only or not, one of the debugger's core tools or an evidence tool); and how
-it is made an MCP tool with a compact input schema."""
+"""How an action (``service/actions``) is made an MCP tool: one call of the relay, the action's arguments
+as its input schema (compact), a misnamed argument refused by name."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Annotated, Any, TypeVar
+from typing import Any
 
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import ValidationError
 
-from debugrelay.service import DebugService, policy
+from debugrelay.service import DebugService
+from debugrelay.service.actions import SHARED, Action
 
-from ._answers import ToolFn, guarded
-from ._stops import Stops
-
-# The tool list is read by a model in every conversation (bench/tool_list.py measures it): a
-# description says what the name does not, once. The arguments every tool shares are described
-# once, in the server's instructions (SHARED names them), and carry no description of their own.
-SHARED = ("session_id", "thread_id", "frame_index", "timeout", "locals", "library")
-SessionId = Annotated[str | None, Field()]
-ThreadId = Annotated[int | None, Field()]
-FrameIndex = Annotated[int, Field(ge=0)]
-WithLocals = bool
-ContinueTimeout = Annotated[float, Field(ge=0, le=300)]
-StepTimeout = ContinueTimeout
-LibraryFrames = bool
+from ._answers import failure, guarded
 
 
-@dataclass(frozen=True)
-class ToolSpec:
-    """What the tool list says of a tool besides its signature and docstring."""
+class CheckedTool(Tool):
+    """A tool that refuses an argument it does not take, by name, and answers a wrong argument as a tool
+    error like the relay's own (``invalid_request`` with the arguments named), not a validation dump."""
 
-    name: str
-    read_only: bool  # annotated readOnlyHint: it changes nothing in the program or the session
-    core: bool  # one of the debugger's tools (the evidence tools are not)
-    marks_unpersisted: bool  # its answer says "persisted": false while the state store lags the session
+    async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
+        unknown = sorted(set(arguments) - set(self.parameters.get("properties", {})))
+        if unknown:
+            return self._refused(
+                convert_result,
+                {
+                    "code": "invalid_request",
+                    "message": f"{self.name} takes no argument {', '.join(repr(name) for name in unknown)}",
+                    "details": {"unknown": unknown},
+                    "hint": "Leave it out: the tool's input schema lists what it takes.",
+                },
+            )
+        try:
+            return await super().run(arguments, context, convert_result)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if not isinstance(cause, ValidationError):
+                raise
+            wrong = sorted({str(e["loc"][0]) for e in cause.errors() if e["loc"]})
+            return self._refused(
+                convert_result,
+                {
+                    "code": "invalid_request",
+                    "message": "; ".join(
+                        f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in cause.errors(include_url=False)
+                    ),
+                    "details": {"arguments": wrong},
+                    "hint": "Fix the arguments: the tool's input schema describes each one.",
+                },
+            )
 
-
-_SPEC = "__debugrelay_tool__"
-F = TypeVar("F", bound=ToolFn)
-
-
-def tool(*, read_only: bool = False, core: bool = True, marks_unpersisted: bool | None = None) -> Callable[[F], F]:
-    """Declare a :class:`ToolGroup` method a tool named after it. ``marks_unpersisted`` defaults to
-    whether it changes anything (not ``read_only``)."""
-
-    def mark(fn: F) -> F:
-        marks = not read_only if marks_unpersisted is None else marks_unpersisted
-        setattr(fn, _SPEC, ToolSpec(fn.__name__, read_only, core, marks))
-        return fn
-
-    return mark
-
-
-class ToolGroup:
-    """Tools over one backend, each a method marked with :func:`tool`, listed in the order they are defined."""
-
-    def __init__(self, backend: DebugService, stops: Stops) -> None:
-        self.backend = backend
-        self.stops = stops
-
-    async def _sid(self, session_id: str | None) -> str:
-        return await policy.session_or_latest(self.backend, session_id)
-
-    async def _sid_or_new(self, session_id: str | None) -> str:
-        return await policy.session_or_new(self.backend, session_id)
-
-    def declared(self) -> list[tuple[ToolSpec, ToolFn]]:
-        """Each tool's metadata and its body, bound to this group."""
-        found = []
-        for name, member in vars(type(self)).items():
-            spec = getattr(member, _SPEC, None)
-            if isinstance(spec, ToolSpec):
-                found.append((spec, getattr(self, name)))
-        return found
-
-    def tools(self) -> list[Tool]:
-        """The group's tools, with explicit names and compact input schemas."""
-        return [mcp_tool(spec, body, self.backend) for spec, body in self.declared()]
+    def _refused(self, convert_result: bool, error: dict[str, Any]) -> Any:
+        result = failure(error)
+        return self.fn_metadata.convert_result(result) if convert_result else result
 
 
-def mcp_tool(spec: ToolSpec, body: ToolFn, backend: DebugService) -> Tool:
-    """A tool body as an MCP tool: its answers and errors made tool results, its schema compact."""
-    made = Tool.from_function(
-        guarded(body, backend if spec.marks_unpersisted else None),
-        name=spec.name,
-        description=describe(body),
-        annotations=ToolAnnotations(read_only_hint=True) if spec.read_only else None,
+def mcp_tool(found: Action, backend: DebugService) -> Tool:
+    """An action as an MCP tool: one call of the relay (``backend.act``) with the tool's arguments, its
+    answers and errors made tool results, its schema compact."""
+    name = found.name
+
+    async def call(**arguments: Any) -> dict[str, Any]:
+        return await backend.act(name, arguments)
+
+    call.__name__ = call.__qualname__ = name
+    call.__signature__ = found.signature  # type: ignore[attr-defined]
+    call.__annotations__ = {p.name: p.annotation for p in found.signature.parameters.values()}
+    call.__annotations__["return"] = dict[str, Any]
+    made = CheckedTool.from_function(
+        guarded(call),
+        name=name,
+        description=found.description,
+        annotations=ToolAnnotations(read_only_hint=True) if found.spec.read_only else None,
         structured_output=False,
     )
     made.parameters = compact_schema(made.parameters)
@@ -98,12 +81,6 @@ def mcp_tool(spec: ToolSpec, body: ToolFn, backend: DebugService) -> Tool:
         prop.pop("maximum", None)
         prop.pop("default", None)
     return made
-
-
-def describe(fn: Callable[..., Any]) -> str:
-    """A docstring as a description: each paragraph on one line."""
-    paragraphs = (fn.__doc__ or "").strip().split("\n\n")
-    return "\n".join(" ".join(line.strip() for line in p.splitlines() if line.strip()) for p in paragraphs)
 
 
 def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:

@@ -3,27 +3,23 @@
 Every tool answers one JSON object (as compact text, and as structured content). Failures are
 tool errors carrying ``{"error": {code, message, hint, details}}``. Execution-control tools wait
 for the next event and include it; inspection tools answer ``NOT_PAUSED`` while the target runs.
-The tools are declared in groups (``_*_tools.py``, each a method marked with ``@tool``); this module
-lists the groups in the order the tool list shows them and says what they share in the instructions.
+The tools are the relay's actions (``service/actions``), each declared once there and run by the relay in
+one call; this module says what they share in the instructions.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
 
 from debugrelay import __version__
 from debugrelay.service import DebugService
+from debugrelay.service.actions import ActionSpec, actions
 
-from ._control_tools import BreakpointTools, ControlTools
-from ._evidence_tools import EvidenceTools, prompts
-from ._inspection_tools import FrameTools, InspectionTools
-from ._service_tools import ServiceTools
-from ._session_tools import SessionTools, StartTools
-from ._stops import Stops
-from ._tools import ToolGroup, ToolSpec
+from ._prompts import prompts
+from ._tools import mcp_tool
 
 INSTRUCTIONS = """\
 debugrelay debugs Python programs: breakpoints, stepping, variables and expressions in the \
@@ -32,8 +28,9 @@ with the first stop and its local variables) -> debug_evaluate / debug_variables
 debug_stacktrace -> debug_step_over / debug_continue -> ... -> debug_disconnect. debug_launch \
 stops on uncaught exceptions by default; then exception_autopsy gives the whole crash context in \
 one call.
-Arguments every tool shares: session_id (default: the most recent session, so it is only needed \
-with several); thread_id (default: the thread that stopped; threads_list gives the others); \
+A relative path (script, file, cwd, 'FILE:LINE', a traced 'file.py:name') starts in your \
+working folder. Arguments every tool shares: session_id (default: your newest session, so it is only \
+needed with several); thread_id (default: the thread that stopped; threads_list gives the others); \
 frame_index (0 = where the program stopped, 1 = its caller, ...: a frame's 'id' in \
 debug_stacktrace); timeout (seconds to wait for the next stop, at most 300, default 30, 10 for \
 steps and pause; then the answer is status 'running' with timed_out, not an error; 0 = answer at \
@@ -56,31 +53,19 @@ the stop it caused or the response."""
 
 
 class DebugTools:
-    """Every tool over one backend (the relay in process, or a relay's HTTP API): the debugger's, then
-    the evidence tools; the groups share how much of each session's output was answered."""
-
-    GROUPS: ClassVar[tuple[type[ToolGroup], ...]] = (
-        StartTools,
-        BreakpointTools,
-        ControlTools,
-        FrameTools,
-        SessionTools,
-        InspectionTools,
-        EvidenceTools,
-        ServiceTools,
-    )
+    """Every action (``service/actions``) as an MCP tool over one backend (the relay in this process, or a
+    relay's HTTP API): each tool call is one call of ``backend.act``."""
 
     def __init__(self, backend: DebugService) -> None:
-        stops = Stops(backend)
-        self.groups = [group(backend, stops) for group in self.GROUPS]
+        self.backend = backend
 
-    def specs(self) -> list[ToolSpec]:
+    def specs(self) -> list[ActionSpec]:
         """What the tool list says of each tool, in its order."""
-        return [spec for group in self.groups for spec, _ in group.declared()]
+        return [found.spec for found in actions().values()]
 
     def tools(self) -> list[Tool]:
         """The tools, with explicit names and compact input schemas."""
-        return [made for group in self.groups for made in group.tools()]
+        return [mcp_tool(found, self.backend) for found in actions().values()]
 
 
 def build_server(backend: DebugService) -> MCPServer[Any]:

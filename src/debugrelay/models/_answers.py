@@ -132,6 +132,8 @@ class Status(Answer, kw_only=True):
     restarted: str | None = None  # in a launch answer: the session's program that was ended first
     ready: Literal["listening", "paused", "ended", "timeout"] | None = None  # a launch with ``ready``
     python: str | None = None  # in a launch answer: the target's Python (major.minor), when known
+    starting: str | None = None  # launching: what the start waits for (the target's debugger is starting)
+    interpreter: str | None = None  # in a launch answer: the interpreter the relay chose (no `python` given), and why
     published: list[PublishedPort] = msgspec.field(default_factory=list)  # a service's ports, at these URLs
     # a stop's details, when asked for (locals=true): the source line, the top frame's locals (values cut
     # at 120 characters, "..." says how many more), and each watch expression's value
@@ -233,6 +235,10 @@ class AuditEntry(Model, kw_only=True):
     result: str = ""
     ok: bool = True
     replica: str = ""
+    # more than 1: a credential's refused or failed calls of one minute past the first few, summed up
+    # (``at`` the first of them, ``until`` the last; ``detail`` counts the operations, ``result`` the errors)
+    count: int = 1
+    until: float | None = None
 
 
 class CredentialView(Model, kw_only=True):
@@ -300,6 +306,7 @@ class OutputPage(Answer, kw_only=True):
     dropped: int | bool | None = None
     message: str | None = None
     skipped: int | bool | None = None  # with newest: entries after the cursor left out (true: some)
+    left_out: str | None = None  # an answer's new output: what was kept out of it (the pages have it)
 
 
 class Cleared(Answer, kw_only=True):
@@ -335,6 +342,7 @@ class BreakpointView(Answer, kw_only=True):
     runs: int = 0
     runs_per_second: float | None = None
     slow: str | None = None
+    unsealed: bool = False  # read back from the store without the relay's seal: never sent to the target
 
 
 class BreakpointList(Answer, kw_only=True):
@@ -344,6 +352,8 @@ class BreakpointList(Answer, kw_only=True):
 class ExceptionFiltersView(Answer, kw_only=True):
     filters: list[str]
     exception_types: list[str]
+    # set on the session (not by a launch): each launch that gives no stop_on_exception runs with them
+    carries_over: bool = False
 
 
 class ProfileApplied(Answer, kw_only=True):
@@ -373,6 +383,7 @@ class Profile(Model, kw_only=True):
     name: str
     breakpoints: list[SavedBreakpoint]
     saved_by: str | None = None  # the credential that saved it: only it (or an admin) may replace it
+    unsealed: bool = False  # read from the store without the relay's seal: it cannot be applied
 
 
 class ProfileList(Model, kw_only=True):
@@ -482,7 +493,8 @@ class PoolStats(Model, kw_only=True):
     started: int
     failed: int
     cold_starts: dict[str, int]  # launches that started cold, by reason
-    python: str | None = None  # the local pool's interpreter
+    python: str | None = None  # the local pool's interpreter from the start (the relay's own)
+    interpreters: dict[str, int] | None = None  # the local pool's: targets ready per interpreter kept warm
     keys: list[WarmKey] | None = None  # the container pool's warm images
 
 

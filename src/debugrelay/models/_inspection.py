@@ -150,6 +150,7 @@ class SourceText(Model, kw_only=True):
 class WatchValue(Answer, kw_only=True):
     watch_id: str
     expression: str
+    unsealed: bool = False  # read back from the store without the relay's seal: never evaluated
     available: bool | None = None
     error: str | None = None
     result: str | None = None

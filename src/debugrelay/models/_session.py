@@ -105,11 +105,14 @@ class BreakpointRecord(Model):
     dap_id: int | None = None
     internal: bool = False
     capture: str | None = None  # the capture point this logpoint records for: not shown as a breakpoint
+    # read back from the store without this relay's seal over the code it runs: shown, never sent to a target
+    unsealed: bool = False
 
     @property
     def shown(self) -> bool:
-        """A breakpoint the agent set (not the entry stop's, not a capture point's logpoint)."""
-        return not self.internal and self.capture is None
+        """A breakpoint the agent set (not the entry stop's, not a capture point's logpoint), or one read back
+        unsealed (whatever it claims to be)."""
+        return self.unsealed or (not self.internal and self.capture is None)
 
     # a conditional or counted breakpoint's line runs, as the target reports them while it runs (each run
     # evaluates the condition in the debugger), and their rate over the last report
@@ -128,6 +131,7 @@ class StoredProfile(Model, kw_only=True):
 
     breakpoints: list[BreakpointRecord]
     saved_by: str | None = None
+    seal: str | None = None  # HMAC of the above under a key the store does not hold (debugrelay.trust)
 
 
 class ExceptionFilters(Model):
@@ -140,6 +144,7 @@ class Watch(Model):
 
     id: str
     expression: str
+    unsealed: bool = False  # read back from the store without this relay's seal: shown, never evaluated
 
 
 class AttachSpec(Input):
@@ -268,17 +273,24 @@ class SessionRecord(Model):
     launch: LaunchRequest | None = None
     attach: AttachSpec | None = None
     target: TargetRecord | None = None
-    keeper_secret: str | None = None  # proves the relay to the target's keeper; never shown
-    # field -> HMAC of ``target`` and ``launch`` under a key the store does not hold (debugrelay.trust): a
-    # relay acts on those fields only when their seal holds; never shown
+    # proves the relay to the target's keeper, encrypted under a key the store does not hold; never shown
+    keeper_secret: str | None = None
+    # field -> HMAC of ``target``, ``launch``, each watch (``watch:<id>``), trace (``trace:<id>``) and breakpoint
+    # that runs code (``breakpoint:<id>``) under a key the store does not hold (debugrelay.trust): a relay acts
+    # on those only when their seal holds; never shown
     seals: dict[str, str] = msgspec.field(default_factory=dict)
     exit_code: int | None = None
     python: str | None = None  # the major.minor of the program's interpreter, when known
+    starting: str | None = None  # a launch answered while its target's debugger still starts: what it waits for
+    interpreter: str | None = None  # the interpreter the relay chose for a launch naming none, and why
     reason: str | None = None
     ended: str | None = None  # why the target's platform ended it (an eviction, a lost node), as it said
     error: ErrorBody | None = None
     breakpoints: list[BreakpointRecord] = msgspec.field(default_factory=list)
-    exception_filters: ExceptionFilters | None = None
+    exception_filters: ExceptionFilters | None = None  # in force for this run
+    # the exception breakpoints an agent set on the session itself: each launch that gives no
+    # stop_on_exception runs with them (a launch's own stop_on_exception is for its run only)
+    exception_setting: ExceptionFilters | None = None
     stop: Stop | None = None
     stop_history: list[Stop] = msgspec.field(default_factory=list)
     stop_count: int = 0
@@ -288,7 +300,9 @@ class SessionRecord(Model):
     traces: list[TraceRecord] = msgspec.field(default_factory=list)  # functions traced, applied at each launch
     next_trace: int = 1
     owner: str | None = None  # the relay replica that holds it
-    created_by: str | None = None  # the credential that created it (None: a relay without credentials)
+    created_by: str | None = None  # the credential that created it or was handed it: its owner (None: no credentials)
+    # the credential that created it, through hand-overs: the session counts against it too until it ends
+    made_by: str | None = None
     shared_with: list[str] = msgspec.field(default_factory=list)  # credential names, or ``role:<role>``
     recovered: bool = False
     notes: list[str] = msgspec.field(default_factory=list)
@@ -297,6 +311,13 @@ class SessionRecord(Model):
     # run starts it at the end of the previous run's output
     output_answered: str | None = None
     published: list[PublishedPort] = msgspec.field(default_factory=list)  # the launch's ports, where they are
+
+    def counted_against(self) -> set[str]:
+        """The credentials whose ``max_sessions`` this session takes a slot of: its owner and its maker,
+        while it has not ended."""
+        if self.status == "terminated":
+            return set()
+        return {n for n in (self.created_by, self.made_by) if n is not None}
 
 
 class OutputEntry(Model):

@@ -26,6 +26,9 @@ class TraceRequest(Input):
     function: TracedFunction
     keep: Annotated[int, msgspec.Meta(ge=1, le=MAX_KEEP)] = 1000  # calls kept (the newest); the rest counted
     callees: bool = False  # record the direct callees in the program's own code as calls too
+    # values of the program's own types written by their own __repr__ (at most once per value, on a thread of
+    # the recorder's, waited for at most 0.25 s); off: type, address and attributes, no code of the program runs
+    reprs: bool = False
 
 
 class TraceRecord(Model, kw_only=True):
@@ -37,6 +40,8 @@ class TraceRecord(Model, kw_only=True):
     line: int
     keep: int = 1000
     callees: bool = False
+    reprs: bool = False
+    unsealed: bool = False  # read back from the store without the relay's seal: never given to a target
 
 
 class Trace(Answer, kw_only=True):
@@ -47,10 +52,12 @@ class Trace(Answer, kw_only=True):
     line: int  # where the function is defined
     keep: int = 1000
     callees: bool = False
+    reprs: bool = False
     found: bool = False  # the running program has loaded the function (false before a launch, or until it loads)
     calls: int = 0  # calls kept
     total: int = 0  # calls made in all
     dropped: int = 0  # calls made but not kept (older than the newest ``keep``)
+    unsealed: bool = False  # read back from the store without the relay's seal: never given to the program
     message: str | None = None
 
 

@@ -10,6 +10,7 @@ from typing import Annotated, Literal
 import msgspec
 
 MAX_NAME = 200  # session names
+MAX_JSON_DEPTH = 64  # arrays and objects nested in one request body (a deeper body is refused before it is decoded)
 MAX_EXPRESSION = 16_384  # characters of an expression, condition, log message, watch or completion text
 MAX_PATH = 4_096  # characters of a file path
 MAX_FUNCTION = 512  # characters of a function name

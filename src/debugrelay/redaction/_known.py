@@ -3,7 +3,8 @@
 A value given a placeholder is looked for in every later text as it is and as base64 (standard and
 URL-safe, with or without padding, at any of the three alignments inside a longer base64 string), hex,
 reversed, in any letter case, with a separator between its letters (``h-u-n-t-e-r``, ``list(s)``),
-URL-encoded, escaped (``ascii()``, JSON, a bytes repr) and as the list of its ``ord()``s or bytes.
+URL-encoded, escaped (``ascii()``, JSON, a bytes repr, every character as ``\\xNN`` or ``\\uNNNN``) and as
+the list of its ``ord()``s or bytes; base64 and hex also of it upper- or lower-cased and reversed.
 
 Two views of a text are searched, each with Aho-Corasick automata (linear in the text whatever the
 number of secrets): the text lowercased, index for index, and its skeleton, the same with everything
@@ -65,6 +66,12 @@ def _base64_cores(data: bytes) -> Iterator[str]:
             yield core.replace("+", "-").replace("/", "_")
 
 
+def _variants(value: str) -> list[str]:
+    """The value as it is, upper- and lower-cased, and each of those reversed (each once)."""
+    cased = [value, value.upper(), value.lower()]
+    return list(dict.fromkeys([*cased, *(v[::-1] for v in cased)]))
+
+
 def needles(value: str, placeholder: str, *, encoded: bool) -> tuple[list[Needle], list[Needle]]:
     """What to look for, in the folded text and in the skeleton, to find ``value`` again."""
     flat: dict[str, bool] = {fold(value): True}
@@ -76,13 +83,17 @@ def needles(value: str, placeholder: str, *, encoded: bool) -> tuple[list[Needle
             flat.setdefault(fold(form), True)
             skel.setdefault(skeleton(fold(form)), True)
         flat.setdefault(fold(repr(data)[2:-1]), True)
-        for core in _base64_cores(data):
-            flat[fold(core)] = False
+        for variant in _variants(value):  # base64 and hex of the value, upper- or lower-cased, reversed
+            raw = variant.encode("utf-8", "surrogatepass")
+            for core in _base64_cores(raw):
+                flat[fold(core)] = False
+            skel[raw.hex()] = False  # with or without separators (bytes.hex(':')): the skeleton is the same
         skel[skeleton(fold(value))] = True
         skel[skeleton(fold(value[::-1]))] = True
         skel["".join(map(str, map(ord, value)))] = True
         skel["".join(map(str, data))] = True
-        skel[data.hex()] = False  # with or without separators (bytes.hex(':')): the skeleton is the same
+        skel["".join(f"x{b:02x}" for b in data)] = True  # every byte escaped: \x54\x72...
+        skel["".join(f"u{ord(c):04x}" if ord(c) <= 0xFFFF else f"u{ord(c):08x}" for c in value)] = True  # \u0054
     return (
         [Needle(t, placeholder, apart, value) for t, apart in flat.items() if len(t) >= KNOWN_MIN_CHARS],
         [Needle(t, placeholder, apart, value) for t, apart in skel.items() if len(t) >= KNOWN_MIN_CHARS],
@@ -146,12 +157,22 @@ class KnownSecrets:
 
     def hide(self, text: str) -> str:
         """``text`` with every known secret, and every encoding of one, replaced by its placeholder."""
+        spans = self.find(text)
+        return _replace(text, spans) if spans else text
+
+    def spans(self, text: str) -> list[tuple[int, int, str]]:
+        """Where in ``text`` a known secret or an encoding of one is: (start, end, placeholder), in order,
+        overlapping finds made one (named by each secret's placeholder)."""
+        return _merged(text, self.find(text))
+
+    def find(self, text: str) -> list[tuple[int, int, Needle]]:
+        """Every find of a needle in ``text`` that stands as its needle must."""
         if self._pending[0] or self._pending[1]:
             (flat, skel), self._pending = self._pending, ([], [])
             self.flat.add(flat)
             self.skel.add(skel)
         if not self.flat.levels or len(text) < KNOWN_MIN_CHARS:
-            return text
+            return []
         folded = fold(text)
         spans = [(s, e, n) for n, s, e in self._whole(0, folded, self.flat) if not n.apart or _apart(text, s, e)]
         if self.skel.levels:
@@ -163,13 +184,11 @@ class KnownSecrets:
                     start, end = where[s], where[e - 1] + 1
                     if not n.apart or _apart(text, start, end):
                         spans.append((start, end, n))
-        if not spans:
-            return text
         for i, (s, e, n) in enumerate(spans):
             exact = self._exact.get(text[s:e]) if text[s:e] != n.value else None
             if exact is not None:  # 'ABC123' known too, found by the needle of 'abc123'
                 spans[i] = (s, e, n._replace(placeholder=exact, value=text[s:e]))
-        return _replace(text, spans)
+        return spans
 
     def _whole(self, view: int, text: str, automata: _Automata) -> Iterator[tuple[Needle, int, int]]:
         """The automata's matches, a long needle's only where the whole of it is."""
@@ -228,13 +247,14 @@ def _skeleton_map(folded: str, starts: list[int], positions: Iterable[int]) -> d
     return out
 
 
-def _replace(text: str, spans: list[tuple[int, int, Needle]]) -> str:
-    """Each span replaced by its placeholder. A span inside another goes with it (of two alike, the
-    secret written exactly so wins over one that differs in case); spans that overlap become one,
+def _merged(text: str, spans: list[tuple[int, int, Needle]]) -> list[tuple[int, int, str]]:
+    """The spans in order, one placeholder text each. A span inside another goes with it (of two alike,
+    the secret written exactly so wins over one that differs in case); spans that overlap become one,
     naming each secret."""
+    if not spans:
+        return []
     spans.sort(key=lambda x: (x[0], -x[1], text[x[0] : x[1]] != x[2].value))
-    parts: list[str] = []
-    pos = 0
+    out: list[tuple[int, int, str]] = []
     start, end, names = spans[0][0], spans[0][1], [spans[0][2].placeholder]
     for s, e, n in spans[1:]:
         if s < end:
@@ -242,7 +262,18 @@ def _replace(text: str, spans: list[tuple[int, int, Needle]]) -> str:
                 names.append(n.placeholder)
             end = max(end, e)
             continue
-        parts += (text[pos:start], "".join(names))
-        pos, start, end, names = end, s, e, [n.placeholder]
-    parts += (text[pos:start], "".join(names), text[end:])
+        out.append((start, end, "".join(names)))
+        start, end, names = s, e, [n.placeholder]
+    out.append((start, end, "".join(names)))
+    return out
+
+
+def _replace(text: str, spans: list[tuple[int, int, Needle]]) -> str:
+    """Each span replaced by its placeholder (see ``_merged``)."""
+    parts: list[str] = []
+    pos = 0
+    for start, end, names in _merged(text, spans):
+        parts += (text[pos:start], names)
+        pos = end
+    parts.append(text[pos:])
     return "".join(parts)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable
 from typing import Any, Literal
@@ -95,6 +96,58 @@ class Redactor:
             if rule.applies(s, lowered):
                 s = self._apply(rule, s, table, where)
         return s + marker
+
+    def stream(
+        self,
+        texts: list[str],
+        table: Placeholders,
+        where: str,
+        budget: Budget | None = None,
+        *,
+        before: str = "",
+        after: str = "",
+    ) -> list[str]:
+        """``texts`` (one stream's lines, in order) each redacted, and a known secret written across them
+        hidden too (three characters a line, or a write cut in pieces): the lines are searched as one text,
+        with what came ``before`` and ``after`` them. The placeholder goes where the secret starts; of the
+        lines after, what it covers goes, their line ends stay."""
+        out = [self.text(t, table, where, budget) for t in texts]  # first: what the rules find is known next
+        starts = [len(before)]
+        for t in texts:
+            starts.append(starts[-1] + len(t))
+        joined = before + "".join(texts) + after
+        across = [
+            (s, e, p)
+            for s, e, p in table.known_spans(joined)
+            if s < starts[-1] and e > starts[0] and not _within_one(starts, s, e)
+        ]
+        if not across:
+            return out
+        shown: set[int] = set()  # the spans whose placeholder a line holds already
+        for i, t in enumerate(texts):
+            cuts = []
+            for n, (s, e, p) in enumerate(across):
+                if s < starts[i + 1] and e > starts[i]:
+                    cuts.append((max(s - starts[i], 0), min(e - starts[i], len(t)), "" if n in shown else p))
+                    shown.add(n)
+            if cuts:
+                out[i] = self._cut_across(t, cuts, table, where, budget)
+        return out
+
+    def _cut_across(
+        self, t: str, cuts: list[tuple[int, int, str]], table: Placeholders, where: str, budget: Budget | None
+    ) -> str:
+        """Line ``t`` with the parts secrets cover replaced by their placeholder (empty in the lines after
+        the one it is in), the line ends they cover kept; the rest redacted as any text."""
+        parts: list[str] = []
+        pos = 0
+        for start, end, placeholder in cuts:
+            if start < pos:
+                continue
+            parts += (self.text(t[pos:start], table, where, budget), placeholder + "\n" * t.count("\n", start, end))
+            pos = end
+        parts.append(self.text(t[pos:], table, where, budget))
+        return "".join(parts)
 
     def _apply(self, rule: Rule, s: str, table: Placeholders, where: str) -> str:
         parts: list[str] = []
@@ -228,6 +281,12 @@ class Redactor:
             return f"{quote}{entry.value}{quote}"
 
         return PLACEHOLDER.sub(put_back, text)
+
+
+def _within_one(starts: list[int], s: int, e: int) -> bool:
+    """Whether ``[s, e)`` of the joined text lies inside one of the lines (``starts``: where each begins)."""
+    i = bisect.bisect_right(starts, s) - 1
+    return 0 <= i < len(starts) - 1 and e <= starts[i + 1]
 
 
 def _revealed(text: str, table: Placeholders) -> str | None:

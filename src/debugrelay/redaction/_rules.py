@@ -254,6 +254,23 @@ def _jwts(text: str) -> Iterator[tuple[int, int]]:
                 yield head.start(), rest.end()
 
 
+# a command-line option and its value as the next word (``--db-password hunter2``, ``-api-token "x y"``);
+# ``--name=value`` is the assignment rule's. Tried only where a dash starts a word: linear in the text.
+_FLAG = re.compile(
+    r"(?:^|(?<=[\s\"']))--?(?P<name>[A-Za-z][A-Za-z0-9_.-]{0,63})[ \t]+"
+    r"(?:'(?P<s>[^'\n]*)'|\"(?P<s2>[^\"\n]*)\"|(?P<s3>[^\s'\"-][^\s'\"]*))"
+)
+
+
+def _flags(text: str) -> Iterator[tuple[int, int]]:
+    """The values of options whose name says secret (its last word, as for variables: ``--api-token``,
+    ``--db-password``, not ``--max-tokens``)."""
+    for m in _FLAG.finditer(text):
+        if secret_name(m.group("name")):
+            group = next(g for g in ("s", "s2", "s3") if m.group(g) is not None)
+            yield m.span(group)
+
+
 def _has_digit_or_long(secret: str, _text: str, _start: int) -> bool:
     return len(secret) >= 16 or any(c.isdigit() for c in secret)
 
@@ -351,6 +368,15 @@ BUILTIN_RULES: tuple[Rule, ...] = (
         # found from each word with str.find, then the rest matched there: one case-insensitive
         # alternation tried at every position cost 0.37 ms per KiB of ordinary output
         finder=lambda text: _after_words(text, _ASSIGNED_WORDS, _ASSIGNED_TAIL, _key_qualified),
+    ),
+    Rule(
+        "secret_option",
+        "SECRET",
+        _FLAG,
+        ("pass", "pwd", "secret", "token", "key", "auth", "cookie", "credential"),
+        lower=True,
+        valid=_valid_assigned,
+        finder=_flags,
     ),
     Rule(
         "card",

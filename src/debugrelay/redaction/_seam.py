@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from debugrelay.errors import RelayError, StoreUnavailable
-from debugrelay.models import RedactionView
+from debugrelay.models import OutputEntry, OutputPage, RedactionView, Status
 
 from ._patterns import load_patterns
 from ._redactor import OFF_LOOP_CHARS, Budget, Redactor, SubstituteMode, text_size
@@ -33,6 +33,10 @@ _BREAKPOINT_FIELDS: dict[str, SubstituteMode] = {
     "log_message": "log_message",
 }
 _NAMED_BY = ("expression", "object_ref")  # an answer named by what was asked for: os.environ['API_KEY']
+# Output read around a page for a secret written across lines (a few characters each): this many lines and
+# characters before and after it, of each stream
+CONTEXT_LINES = 64
+CONTEXT_CHARS = 4096
 _entry_decoder = msgspec.json.Decoder(Entry)
 _entry_encoder = msgspec.json.Encoder()
 
@@ -113,10 +117,68 @@ class RedactionSeam:
         """The answer redacted, up to what one answer may have redacted; a large one in a worker thread,
         so that the event loop answers others (``/health``) meanwhile."""
         assert self.redactor is not None
+        if isinstance(answer, OutputPage) and answer.outputs:
+            return await self._output(answer, table, where, arguments)
         secret, budget = _named_by(arguments), Budget()
+        printed: list[str] | None = None
+        if isinstance(answer, Status) and answer.output:  # what the program printed last: its lines as one text
+            printed = self.redactor.stream(answer.output.splitlines(keepends=True), table, where, budget)
+            answer = msgspec.structs.replace(answer, output=None)
         if _size(answer) < OFF_LOOP_CHARS:
-            return self.redactor.walk(answer, table, where, secret=secret, budget=budget)
-        return await asyncio.to_thread(self.redactor.walk, answer, table, where, secret=secret, budget=budget)
+            done = self.redactor.walk(answer, table, where, secret=secret, budget=budget)
+        else:
+            done = await asyncio.to_thread(self.redactor.walk, answer, table, where, secret=secret, budget=budget)
+        return done if printed is None else msgspec.structs.replace(done, output="".join(printed))
+
+    async def _output(self, page: OutputPage, table: Placeholders, where: str, arguments: dict[str, Any]) -> Any:
+        """A page of output, each stream's lines redacted as one text with the lines around the page (a secret
+        the program writes a few characters a line is hidden as a whole)."""
+        before, after = await self._around(page, arguments)
+        redactor = self.redactor
+        assert redactor is not None
+
+        def run() -> OutputPage:
+            budget = Budget()
+            texts = [line.text for line in page.outputs]
+            for kind in dict.fromkeys(line.type for line in page.outputs):
+                at = [i for i, line in enumerate(page.outputs) if line.type == kind]
+                done = redactor.stream(
+                    [texts[i] for i in at], table, where, budget, before=before.get(kind, ""), after=after.get(kind, "")
+                )
+                for i, text in zip(at, done, strict=True):
+                    texts[i] = text
+            lines = [
+                line if text is line.text else msgspec.structs.replace(line, text=text)
+                for line, text in zip(page.outputs, texts, strict=True)
+            ]
+            rest: OutputPage = redactor.walk(msgspec.structs.replace(page, outputs=[]), table, where, budget=budget)
+            return msgspec.structs.replace(rest, outputs=lines)
+
+        if _size(page) < OFF_LOOP_CHARS:
+            return run()
+        return await asyncio.to_thread(run)
+
+    async def _around(self, page: OutputPage, arguments: dict[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
+        """The output of each stream just before the page and just after it (as far as it is written)."""
+        session_id, stream, count = arguments.get("session_id"), arguments.get("stream"), len(page.outputs)
+        if not isinstance(session_id, str) or session_id not in self.held or not page.cursor:
+            return {}, {}
+        try:
+            window = await self.store.output_before(session_id, page.cursor, count + CONTEXT_LINES)
+            later = (await self.store.read_output(session_id, page.cursor, CONTEXT_LINES)).entries
+        except RelayError:
+            return {}, {}  # the page is redacted line by line, as without context
+        if stream is not None:
+            window = [e for e in window if e.type == stream]
+            later = [e for e in later if e.type == stream]
+        if [e.text for e in window[-count:]] != [line.text for line in page.outputs]:
+            window = []  # the page is not where the store has it now: no context before
+        earlier = window[:-count]
+        before = {
+            k: "".join(e.text for e in earlier if e.type == k)[-CONTEXT_CHARS:] for k in {e.type for e in earlier}
+        }
+        after = {k: "".join(e.text for e in later if e.type == k)[:CONTEXT_CHARS] for k in {e.type for e in later}}
+        return before, after
 
     def error(self, exc: RelayError, table: Placeholders, where: str, arguments: dict[str, Any]) -> None:
         """The error's message, details and hint redacted in place (the MCP SDK forwards exception text);
@@ -130,6 +192,10 @@ class RedactionSeam:
 
     def view(self, table: Placeholders) -> list[RedactionView]:
         return [RedactionView(placeholder=e.placeholder, rule=e.rule, where=e.where, at=e.at) for e in table.entries()]
+
+
+def _joined(entries: list[OutputEntry], kind: str) -> str:
+    return "".join(e.text for e in entries if e.type == kind)
 
 
 def _size(answer: Any) -> int:

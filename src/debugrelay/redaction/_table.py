@@ -81,6 +81,11 @@ class Placeholders:
         with self._lock:
             return self._known.hide(text)
 
+    def known_spans(self, text: str) -> list[tuple[int, int, str]]:
+        """Where in ``text`` a secret seen before (or an encoding of one) is: (start, end, placeholder)."""
+        with self._lock:
+            return self._known.spans(text)
+
     def entries(self) -> list[Entry]:
         """The entries in the order made (a copy: another thread may be adding)."""
         with self._lock:

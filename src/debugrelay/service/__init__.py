@@ -13,6 +13,7 @@ from . import policy
 from ._base import DebugService
 
 if TYPE_CHECKING:
+    from ._calling import calling
     from ._relay import (
         LOCALS_MAX,
         MAX_PAGE,
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
         format_number,
         wait_seconds,
     )
-    from ._trail import TRAIL_LENGTH, Trail, TrailEntry, calling
+    from ._trail import TRAIL_LENGTH, Trail, TrailEntry
 
 _LAZY = {
     **dict.fromkeys(
@@ -43,7 +44,8 @@ _LAZY = {
         ),
         "._relay",
     ),
-    **dict.fromkeys(("TRAIL_LENGTH", "Trail", "TrailEntry", "calling"), "._trail"),
+    **dict.fromkeys(("TRAIL_LENGTH", "Trail", "TrailEntry"), "._trail"),
+    "calling": "._calling",
 }
 
 

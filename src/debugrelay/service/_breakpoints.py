@@ -10,7 +10,7 @@ from typing import Any
 import msgspec
 
 from debugrelay import access
-from debugrelay.errors import Forbidden, InvalidRequest, NotFound
+from debugrelay.errors import Forbidden, InvalidRequest, NotFound, Unsealed
 from debugrelay.models import (
     BreakpointList,
     BreakpointRecord,
@@ -28,7 +28,8 @@ from debugrelay.models import (
     limits,
     runs_code,
 )
-from debugrelay.sessions import BreakpointRequest, BreakpointUpdate, breakpoints, roots_for
+from debugrelay.sessions import BreakpointRequest, BreakpointUpdate, breakpoints, roots_for, seals
+from debugrelay.trust import RelayKeys
 
 from ._core import ServiceCore, breakpoint_view, ended
 
@@ -42,8 +43,11 @@ def _no_profile(name: str) -> NotFound:
     )
 
 
-def _profile(name: str, stored: StoredProfile) -> Profile:
-    return Profile(name=name, breakpoints=[_profile_entry(b) for b in stored.breakpoints], saved_by=stored.saved_by)
+def _profile(name: str, stored: StoredProfile, keys: RelayKeys) -> Profile:
+    entries = [_profile_entry(b) for b in stored.breakpoints]
+    shown = Profile(name=name, breakpoints=entries, saved_by=stored.saved_by)
+    shown.unsealed = not seals.profile_sealed(keys, name, stored)
+    return shown
 
 
 def _profile_entry(bp: BreakpointRecord) -> SavedBreakpoint:
@@ -112,23 +116,29 @@ class BreakpointOps(ServiceCore):
     ) -> ExceptionFiltersView:
         session = self._get(session_id)
         wanted = await breakpoints.set_exception_filters(session, list(filters), list(exception_types))
-        return ExceptionFiltersView(filters=wanted.filters, exception_types=wanted.exception_types)
+        return ExceptionFiltersView(filters=wanted.filters, exception_types=wanted.exception_types, carries_over=True)
 
     async def exception_breakpoints(self, session_id: str) -> ExceptionFiltersView:
-        filters = self._get(session_id).record.exception_filters or ExceptionFilters()
-        return ExceptionFiltersView(filters=filters.filters, exception_types=filters.exception_types)
+        """Those in force (this run's); ``carries_over``: they are the session's own, for the next launch too."""
+        record = self._get(session_id).record
+        filters = record.exception_filters or record.exception_setting or ExceptionFilters()
+        return ExceptionFiltersView(
+            filters=filters.filters,
+            exception_types=filters.exception_types,
+            carries_over=record.exception_setting is not None and filters == record.exception_setting,
+        )
 
     # -- breakpoint profiles -------------------------------------------------------------------------
 
     async def list_profiles(self) -> ProfileList:
         profiles = await self.manager.store.list_profiles()
-        return ProfileList(profiles=[_profile(n, p) for n, p in sorted(profiles.items())])
+        return ProfileList(profiles=[_profile(n, p, self.manager.keys) for n, p in sorted(profiles.items())])
 
     async def profile(self, name: str) -> Profile:
         saved = await self.manager.store.get_profile(name)
         if saved is None:
             raise _no_profile(name)
-        return _profile(name, saved)
+        return _profile(name, saved, self.manager.keys)
 
     async def save_profile(
         self, name: str, *, session_id: str | None = None, requests: list[BreakpointRequest] | None = None
@@ -164,9 +174,8 @@ class BreakpointOps(ServiceCore):
                 hint="Save it under another name.",
             )
         saved = [breakpoints.profile_entry(b, i) for i, b in enumerate(source, 1)]
-        await self.manager.store.save_profile(
-            name, StoredProfile(breakpoints=saved, saved_by=caller.name if caller is not None else None)
-        )
+        profile = StoredProfile(breakpoints=saved, saved_by=caller.name if caller is not None else None)
+        await self.manager.store.save_profile(name, seals.seal_profile(self.manager.keys, name, profile))
         return ProfileSaved(name=name, breakpoints=len(saved), replaced=before is not None)
 
     async def apply_profile(self, session_id: str, name: str) -> ProfileApplied:
@@ -174,6 +183,12 @@ class BreakpointOps(ServiceCore):
         saved = await self.manager.store.get_profile(name)
         if saved is None:
             raise _no_profile(name)
+        if not seals.profile_sealed(self.manager.keys, name, saved):
+            raise Unsealed(
+                f"profile '{name}' was read from the state store without this relay's seal: it is not applied",
+                details={"name": name},
+                hint="Save the profile again from breakpoints you set (POST /breakpoint-profiles).",
+            )
         if any(runs_code(b) for b in saved.breakpoints):
             # as setting those breakpoints one by one: a condition or log message runs code, the owner's call
             record = session.record

@@ -28,6 +28,31 @@ from debugrelay.sessions import Session, SessionManager, breakpoints, read_sessi
 from ._base import DebugService
 
 LOCALS_MAX = 25  # variables listed with a stop's details; the rest are a variables call away
+MODULE_NAMES_READ = 200  # a module-level stop reads this many names to find its own values among the imported
+# what a module-level stop leaves out of its locals: imported modules and names, and the code it defines
+CODE_TYPES = frozenset(
+    {
+        "module",
+        "function",
+        "builtin_function_or_method",
+        "type",
+        "ABCMeta",
+        "EnumType",
+        "EnumMeta",
+        "TypeVar",
+        "ParamSpec",
+        "_SpecialForm",
+        "_SpecialGenericAlias",
+        "_GenericAlias",
+        "_TupleType",
+        "_CallableType",
+        "_LiteralSpecialForm",
+        "_TypedCacheSpecialForm",
+        "_AnyMeta",
+        "_ProtocolMeta",
+        "NewType",
+    }
+)
 VALUE_MAX = 120  # characters of one value in a stop's details (a cut value ends saying how much more)
 STEP_WAIT = 10.0  # a step answers with the new location: wait for it unless told otherwise
 NEW_OUTPUT_LINES = 1000  # the newest lines of a run's new output one answer carries (the rest: a read away)
@@ -149,6 +174,13 @@ class ServiceCore(DebugService):
 
     def unpersisted(self, session_id: str) -> bool:
         return self.manager.store.pending_for(session_id)
+
+    def recall(self, session_id: str, key: str, value: str) -> str | None:
+        session = self.manager.sessions.get(session_id)
+        if session is None:
+            return None
+        before, session.said[key] = session.said.get(key), value
+        return before
 
     def _get(self, session_id: str) -> Session:
         return self.manager.get(session_id)

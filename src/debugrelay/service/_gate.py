@@ -18,12 +18,12 @@ from typing import Any
 import msgspec
 
 from debugrelay import access
-from debugrelay.errors import Forbidden, RelayError
+from debugrelay.errors import Forbidden, RelayError, SessionNotFound
 from debugrelay.models import Answer
 
 from . import _redaction, _trail
 from ._base import DebugService
-from ._operations import Operation, declared
+from ._operations import CURRENT, Current, Operation, declared
 from ._wrapping import C, F, wrap_operations
 
 _INSIDE: contextvars.ContextVar[bool] = contextvars.ContextVar("debugrelay_gated", default=False)
@@ -39,6 +39,7 @@ def _gate(name: str, fn: F, op: Operation | None) -> F:
     kind: access.Access | None = op.access if op is not None else None
     owner_when = op.owner_when if op is not None else None
     what = name.replace("_", " ")
+    current = op.current if op is not None else "latest"
 
     @functools.wraps(fn)
     async def gated(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -46,6 +47,8 @@ def _gate(name: str, fn: F, op: Operation | None) -> F:
             return await fn(self, *args, **kwargs)
         bound = signature.bind(self, *args, **kwargs)
         arguments = bound.arguments
+        if by_session and arguments.get("session_id") == CURRENT:
+            arguments["session_id"] = await _current(self, current)
         if check is not None:
             check(arguments)
         manager = self.manager
@@ -83,6 +86,21 @@ def _gate(name: str, fn: F, op: Operation | None) -> F:
     return gated  # type: ignore[return-value]
 
 
+async def _current(service: Any, mode: Current) -> str:
+    """The session ``current`` names for this caller: the newest one they made (on a relay without
+    credentials, the newest one), else, for ``mode`` ``new``, one made now; else :class:`SessionNotFound`.
+    One rule for every interface, decided here: a client never lists sessions to find it."""
+    caller = access.current()
+    mine = [s for s in await service.manager.list_all() if caller is None or s.record.created_by == caller.name]
+    if mine:
+        newest: str = max(mine, key=lambda s: s.record.created_at).id
+        return newest
+    if mode == "new":
+        made: str = (await service.create_session()).session_id  # through the gate: a create, judged as one
+        return made
+    raise SessionNotFound("there is no debug session yet", details={"session_id": CURRENT})
+
+
 def _authorize(manager: Any, caller: access.Caller, kind: access.Access, what: str, session_id: Any) -> None:
     """The caller's role and the session's owner allow the operation (``access._rules``), or it is refused
     before anything runs. A session this relay does not hold is left to the operation to report; one not
@@ -99,4 +117,5 @@ def _authorize(manager: Any, caller: access.Caller, kind: access.Access, what: s
 def gated(cls: C) -> C:
     """Every public ``async def`` of ``cls`` passes the gate (see the module's docstring)."""
     ops = declared(DebugService)
-    return wrap_operations(cls, lambda name, fn: _gate(name, fn, ops.get(name)), frozenset({"close"}))
+    # an action is not gated itself: each operation it asks passes the gate as the caller's own request
+    return wrap_operations(cls, lambda name, fn: _gate(name, fn, ops.get(name)), frozenset({"close", "act"}))

@@ -14,14 +14,18 @@ import inspect
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import msgspec
 
-from debugrelay.access import Access
 from debugrelay.errors import InvalidRequest
 
+if TYPE_CHECKING:
+    from debugrelay.access import Access  # a client declares its calls without the relay's access rules
+
 Method = Literal["GET", "POST", "PATCH", "DELETE"]
+Current = Literal["latest", "new"]
+CURRENT = "current"  # a session id every operation takes: the caller's newest session (see ``Operation.current``)
 Where = Literal["path", "query", "body"]
 F = TypeVar("F", bound=Callable[..., Any])
 MISSING: Any = inspect.Parameter.empty
@@ -62,6 +66,9 @@ class Operation:
     aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # other body fields that may carry it
     named: str | None = None  # the body's name in the OpenAPI document (default: the operation's, camel-cased)
     routed: bool = True  # False: the API words its routes by hand (several paths for one operation)
+    # the session a session id of ``current`` names: the caller's newest ("latest"), or a new one when
+    # there is none yet ("new": what may be set before a launch: breakpoints, traces, capture points)
+    current: Current = "latest"
     fn: Callable[..., Any] | None = None
 
     @functools.cached_property
@@ -135,6 +142,7 @@ def declare(
     aliases: Mapping[str, tuple[str, ...]] | None = None,
     named: str | None = None,
     routed: bool = True,
+    current: Current = "latest",
 ) -> Callable[[F], F]:
     """Declare the decorated method of the service's interface an operation reached at ``method path``.
 
@@ -144,7 +152,8 @@ def declare(
     ``body`` names the parameter that is the whole body
     (otherwise a POST's or PATCH's parameters are the body's fields); ``wire`` renames parameters on the
     wire; ``in_query`` sends some of a POST's parameters in the query string; ``aliases`` names other body
-    fields that may carry a parameter (the first given wins); ``named`` is the body's schema name."""
+    fields that may carry a parameter (the first given wins); ``named`` is the body's schema name;
+    ``current`` says what a session id of ``current`` names when the caller has no session yet."""
 
     def mark(fn: F) -> F:
         changing = method != "GET" if changes is None else changes
@@ -164,6 +173,7 @@ def declare(
             aliases=dict(aliases or {}),
             named=named,
             routed=routed,
+            current=current,
             fn=fn,
         )
         return fn

@@ -11,11 +11,13 @@ input), ``_breakpoints`` (breakpoints and profiles), ``_inspection`` and ``_evid
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 
 from debugrelay import access
 from debugrelay.dap import tell_orphan_after
-from debugrelay.errors import InvalidRequest
+from debugrelay.errors import InvalidRequest, InvalidState
 from debugrelay.models import (
     AttachSpec,
     AuditPage,
@@ -72,6 +74,11 @@ class RelayService(RunningOps, BreakpointOps, InspectionOps, EvidenceOps, TraceO
     Every answer and error passes through redaction on its way out (see ``_redaction``).
     """
 
+    async def act(self, action: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+        from .actions import run_action  # the actions compose the operations below
+
+        return await run_action(self, action, arguments or {})
+
     # -- sessions ------------------------------------------------------------------------------------
 
     async def list_sessions(self) -> SessionList:
@@ -121,14 +128,49 @@ class RelayService(RunningOps, BreakpointOps, InspectionOps, EvidenceOps, TraceO
 
     async def hand_over(self, session_id: str, *, to: str) -> SessionDetail:
         session = self._get(session_id)
+        taker = self._taker(to)
         record = session.record
+        session.seal()
         former = record.created_by
-        record.created_by = to
         shares = [n for n in record.shared_with if n != to]
-        record.shared_with = shares if former is None or former in shares else [*shares, former]
-        await session.save()
+        given = msgspec.structs.replace(
+            record,
+            created_by=to,
+            made_by=record.made_by or former,  # whoever made it goes on holding a slot for it
+            shared_with=shares if former is None or former in shares else [*shares, former],
+        )
+        if taker.max_sessions:
+            await self.manager.save_within(given, to, taker.max_sessions, role="to")  # a slot of the taker's
+        else:
+            await self.manager.store.save_session(given)
+        record.created_by, record.made_by, record.shared_with = given.created_by, given.made_by, given.shared_with
         self.manager.feed.bump(session_id)
         return self._detail(session)
+
+    def _taker(self, to: str) -> access.Caller:
+        """The credential in force named ``to``, which may own a session; else :class:`InvalidRequest`."""
+        directory = self.manager.directory
+        if directory is None:
+            raise InvalidState(  # the relay's state, not the request's fault: the same request works on a team's relay
+                "this relay has no credentials file: its sessions have no owners to hand over to",
+                details={"to": to},
+                hint="Sessions have owners on a team's relay (DEBUGRELAY_CREDENTIALS).",
+            )
+        taker = directory(to)
+        if taker is None:
+            raise InvalidRequest(
+                f"no credential '{to}' is in force on this relay",
+                details={"to": to},
+                hint="Name a credential of the relay's credentials file that has not expired (admins list them: "
+                "GET /credentials).",
+            )
+        if taker.role == "viewer":
+            raise InvalidRequest(
+                f"'{to}' is a viewer: a viewer owns no session",
+                details={"to": to, "role": taker.role},
+                hint="Hand it to an agent or an admin; share it with the viewer to let them read it.",
+            )
+        return taker
 
     async def unshare(self, session_id: str, *, names: list[str]) -> SessionDetail:
         session = self._get(session_id)

@@ -28,10 +28,20 @@ from debugrelay.models import (
 )
 from debugrelay.models.limits import OUTPUT_PAGE_MAX
 from debugrelay.redaction import PAGE_MAX_CHARS
-from debugrelay.sessions import ACTIVE, service_address, stops_on, wait_listening
+from debugrelay.sessions import (
+    ACTIVE,
+    LEFT_OUT,
+    service_address,
+    stops_on,
+    test_runner,
+    wait_listening,
+    without_runner_noise,
+)
 
 from ._core import (
+    CODE_TYPES,
     LOCALS_MAX,
+    MODULE_NAMES_READ,
     NEW_OUTPUT_LINES,
     VALUE_MAX,
     ServiceCore,
@@ -43,8 +53,8 @@ from ._core import (
 TRACED_AT_STOP = 5  # traced calls an exception stop names
 END_OUTPUT = 2000  # characters of the program's output an answer saying it ended carries (the tail)
 SLOW_TRACER = (
-    "Python 3.11 and older: CPU-bound code runs 4-7x slower under the debugger (3.12+: about full "
-    "speed); launch with a 3.12+ 'python' or as a container target"
+    "Python 3.11: CPU-bound code runs 4-7x slower under the debugger; a 3.12+ 'python' or a container "
+    "target runs at full speed"
 )
 
 
@@ -64,11 +74,12 @@ class RunningOps(ServiceCore):
         session = self._get(session_id)
         extra: dict[str, Any] = {}
         if session.status in ACTIVE and session.record.mode == "launch":
-            extra["restarted"] = f"the program was {session.status}: it was ended and runs again"
+            extra["restarted"] = f"its {session.status} run was ended"
             await session.terminate()
         await session.launch(spec)
         launched = session.record.launch or spec
-        extra["stops_on"] = stops_on(launched, session.record.exception_filters)
+        carried = launched.stop_on_exception is None and session.record.exception_setting is not None
+        extra["stops_on"] = stops_on(launched, session.record.exception_filters, carried=carried)
         if spec.ready is not None:
             extra["ready"] = await wait_listening(session, spec.ready.port, spec.ready.timeout)
         version = session.record.python  # as the target's keeper said, on the program's own interpreter
@@ -78,6 +89,8 @@ class RunningOps(ServiceCore):
             if version:
                 session.record.python = version
                 await session.save()
+        if session.record.interpreter:
+            extra["interpreter"] = session.record.interpreter
         if version:
             extra["python"] = version
             if _older_than(version, (3, 12)):
@@ -157,20 +170,23 @@ class RunningOps(ServiceCore):
         if where is not None and where.file and where.line:
             code = await self.source_line(session_id, where.file, where.line)
             status.code = code.strip() if code else None
+        at_module = where is not None and where.function == "<module>"
         try:
             scopes = (await self.scopes(session_id, 0, status.thread_id)).scopes
             page = (
-                await self.variables(session_id, scopes[0].reference, 0, LOCALS_MAX)
+                await self.variables(session_id, scopes[0].reference, 0, MODULE_NAMES_READ if at_module else LOCALS_MAX)
                 if scopes
                 else VariablesPage(variables=[], total=0, has_more=False)
             )
         except RelayError as exc:
             status.locals_error = exc.message
         else:
-            status.locals = {v.name: cut_text(v.value, VALUE_MAX) for v in page.variables}
-            more = page.total - len(page.variables)
+            # a module's own values: what it imported and the code it defines are a variables call away
+            kept = [v for v in page.variables if not (at_module and v.type in CODE_TYPES)][:LOCALS_MAX]
+            status.locals = {v.name: cut_text(v.value, VALUE_MAX) for v in kept}
+            more = page.total - len(kept)
             if more > 0:
-                status.locals["..."] = f"{more} more"
+                status.locals["..."] = f"{more} more" + (" (modules, functions, classes)" if at_module else "")
         if session.record.watches:
             status.watches = {}
             for watch in await inspection.watch_values(session):
@@ -230,9 +246,8 @@ class RunningOps(ServiceCore):
             if cut or page.skipped or page.has_more:
                 status.output_truncated = "earlier output omitted: the output pages show all of it"
             status.output = text or None
-        status.hint = (
-            "The program ended: its output pages show all it printed; launch runs it again with its breakpoints."
-        )
+        kept = " with its breakpoints" if self._get(session_id).record.breakpoints else ""
+        status.hint = f"The program ended: its output pages show all it printed; launch runs it again{kept}."
         return status
 
     async def restart(self, session_id: str) -> Status:
@@ -298,6 +313,8 @@ class RunningOps(ServiceCore):
         return out
 
     async def new_output(self, session_id: str) -> OutputPage:
+        """What the program printed that no answer carried yet (a test run's: without the runner's banner
+        and warnings, which the output pages keep)."""
         session = self._get(session_id)
         async with session.answering:  # two answers at once never carry the same lines
             since = session.record.output_answered
@@ -305,6 +322,11 @@ class RunningOps(ServiceCore):
             if page.cursor and page.cursor != since:
                 session.record.output_answered = page.cursor
                 await session.save()
+        launched = session.record.launch
+        if launched is not None and test_runner(launched) == "pytest":
+            page.outputs, cut = without_runner_noise(page.outputs)
+            if cut:
+                page.left_out = LEFT_OUT
         return page
 
     async def clear_output(self, session_id: str) -> Cleared:

@@ -9,7 +9,7 @@ from debugrelay import traces
 from debugrelay.errors import InvalidState, NotFound, RelayError
 from debugrelay.models import CallList, CallRun, Trace, TracedCall, TraceList, TraceRecord, TraceRequest
 from debugrelay.models._traces import MAX_TRACES_PER_SESSION
-from debugrelay.sessions import Session
+from debugrelay.sessions import Session, seals
 
 from ._core import ServiceCore
 
@@ -56,11 +56,13 @@ class TraceOps(ServiceCore):
             line=trace.line,
             keep=trace.keep,
             callees=trace.callees,
+            reprs=trace.reprs,
             found=trace.id in calls.found,
             calls=calls.kept(trace.id),
             total=calls.total(trace.id),
             dropped=calls.dropped(trace.id),
-            message=message,
+            message=seals.UNSEALED_HINT if trace.unsealed else message,
+            unsealed=trace.unsealed,
         )
 
     def _find_trace(self, session: Session, trace_id: str) -> TraceRecord:
@@ -96,6 +98,7 @@ class TraceOps(ServiceCore):
                 line=found.line,
                 keep=request.keep,
                 callees=request.callees,
+                reprs=request.reprs,
             )
             if same is None:
                 record.next_trace += 1
@@ -194,14 +197,32 @@ class TraceOps(ServiceCore):
                 hint="List the calls (GET .../traces/calls); the oldest go past a trace's 'keep', and a relaunch "
                 "starts afresh.",
             )
-        fields = _brief(call)
-        events = [e for e in call.get("events") or [] if isinstance(e, dict)]
-        cut = call.get("cut")
-        return CallRun(
-            **fields,
-            file=session.to_local(str(call.get("file") or "")) or "",  # the user's path, not an image's
-            line=int(call.get("line") or 0),
-            events=events,
-            callees=[str(c) for c in call.get("callees") or []],
-            cut={str(k): int(v) for k, v in cut.items() if isinstance(v, int)} if isinstance(cut, dict) else None,
-        )
+        return _run(session, call)
+
+    async def finished_calls(self, session_id: str, newest: int) -> tuple[list[CallRun], int, int]:
+        """The ``newest`` calls of the session's traces that finished, oldest first, each with its run, how
+        many finished in all (those past a trace's ``keep`` too) and in which of the session's runs: what a
+        stop's or an end's answer names. Only what the program sent as its calls returned: a paused program
+        is not asked."""
+        session = self._get(session_id)
+        if not session.record.traces:
+            return [], 0, session.starts
+        await session.calls.load()
+        ids = [t.id for t in session.record.traces]
+        done = [c for c in session.calls.find(ids) if not c.get("running")]
+        dropped = sum(session.calls.dropped(t) for t in ids)
+        return [_run(session, c) for c in done[-newest:]] if newest > 0 else [], len(done) + dropped, session.starts
+
+
+def _run(session: Session, call: dict[str, Any]) -> CallRun:
+    """A kept call's whole run, its file as the user names it (not an image's path)."""
+    events = [e for e in call.get("events") or [] if isinstance(e, dict)]
+    cut = call.get("cut")
+    return CallRun(
+        **_brief(call),
+        file=session.to_local(str(call.get("file") or "")) or "",
+        line=int(call.get("line") or 0),
+        events=events,
+        callees=[str(c) for c in call.get("callees") or []],
+        cut={str(k): int(v) for k, v in cut.items() if isinstance(v, int)} if isinstance(cut, dict) else None,
+    )

@@ -10,10 +10,7 @@ recorded.
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -36,28 +33,11 @@ from debugrelay.models import (
 )
 from debugrelay.sessions import TRAIL_LENGTH, SessionManager, Trail, TrailEntry
 
+from ._calling import _CALL, calling
+
 __all__ = ["TRAIL_LENGTH", "Trail", "TrailEntry", "begin", "calling", "clip", "done", "failed", "summary"]
 
 CLIP = 80  # characters of an argument or a result; longer ones end in '…'
-
-
-@dataclass
-class _Call:
-    label: str
-    recorded: bool = False
-
-
-_CALL: contextvars.ContextVar[_Call | None] = contextvars.ContextVar("debugrelay_trail_call", default=None)
-
-
-@contextlib.contextmanager
-def calling(label: str) -> Iterator[None]:
-    """Record the session operation run inside as one call named ``label``."""
-    token = _CALL.set(_Call(label))
-    try:
-        yield
-    finally:
-        _CALL.reset(token)
 
 
 def clip(text: str, limit: int = CLIP) -> str:

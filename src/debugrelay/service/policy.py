@@ -9,14 +9,20 @@ from typing import Any
 import msgspec
 
 from debugrelay.errors import InvalidRequest, SessionNotFound
-from debugrelay.models import BreakpointRequest, BreakpointView, LaunchRequest, LaunchView, SessionSummary, Status
-from debugrelay.models.limits import ExceptionFilter
+from debugrelay.models import (
+    BreakpointRequest,
+    BreakpointView,
+    LaunchRequest,
+    LaunchView,
+    SessionSummary,
+    Status,
+    StopOnException,
+)
 
+from ._asking import asking_folder
 from ._base import DebugService
 
 RUNNING = ("launching", "running", "paused")
-# a launch's stop_on_exception as the exception breakpoint filters it sets on the session
-EXCEPTION_MODES: dict[str, list[ExceptionFilter]] = {"uncaught": ["uncaught"], "raised": ["raised"], "none": []}
 
 
 def parse_location(spec: str, cwd: str | None = None) -> BreakpointRequest:
@@ -30,18 +36,27 @@ def parse_location(spec: str, cwd: str | None = None) -> BreakpointRequest:
 
 
 def absolute(path: str, cwd: str | None = None) -> str:
-    """``path`` made absolute against ``cwd`` (itself made absolute against ours)."""
-    return os.path.abspath(os.path.join(os.path.abspath(cwd) if cwd else os.getcwd(), path))
+    """``path`` made absolute against ``cwd``, itself taken from the asker's folder (``_asking``; without
+    one, ours)."""
+    base = asking_folder() or os.getcwd()
+    return os.path.abspath(os.path.join(base, cwd or "", path))
+
+
+async def relative_base(service: DebugService, session_id: str) -> str | None:
+    """Where an action's relative path starts: the folder the agent asks from, else the session's launch
+    folder (see :func:`launch_folder`). One rule for the CLI, MCP and HTTP."""
+    return asking_folder() or await session_folder(service, session_id)
 
 
 async def session_for_trace(service: DebugService, given: str | None, function: str) -> str:
-    """Where a trace goes: the given session, else the newest one when it is not launched yet or runs the
-    traced file (a later launch of that file goes there too, see :func:`launch_target`), else a new one."""
+    """Where a trace goes: the given session, else the newest one when it is not launched yet, its program
+    still runs (the agent's current session, whatever file the function is in), or it ran the traced
+    file (a later launch of that file goes there too, see :func:`launch_target`), else a new one."""
     if given:
         return given
     newest = await latest(service)
     if newest is not None:
-        if newest.status == "created":
+        if newest.status == "created" or newest.status in RUNNING:
             return newest.session_id
         spec = (await service.session(newest.session_id)).launch or LaunchView()
         where = function.rpartition(":")[0]
@@ -62,7 +77,7 @@ def launch_folder(script: str | None, cwd: str | None) -> str | None:
     """Where a launch's relative paths start: its ``cwd``, else the script's folder (where the program
     runs when no cwd is given); None for neither (a module run from here)."""
     if cwd:
-        return os.path.abspath(cwd)
+        return absolute(cwd)
     return os.path.dirname(absolute(script)) if script else None
 
 
@@ -150,6 +165,9 @@ class PreparedLaunch:
     session_id: str
     notes: dict[str, Any] = field(default_factory=dict)
     checked: list[BreakpointView] = field(default_factory=list)  # the launch's breakpoints, as set
+    # the launch's stop_on_exception: as given, else None where the session's own exception breakpoints
+    # carry over, else "uncaught" (these interfaces' default)
+    stop_on_exception: StopOnException | None = "uncaught"
 
 
 async def prepare_launch(
@@ -160,11 +178,12 @@ async def prepare_launch(
     module: str | None,
     breakpoints: list[str],
     folder: str | None,
-    stop_on_exception: str | None,
+    stop_on_exception: StopOnException | None,
 ) -> PreparedLaunch:
     """The session a launch goes to (:func:`launch_target`), with the launch's ``FILE:LINE`` breakpoints
-    (relative to ``folder``) set and checked now, as a breakpoint set on its own is, and its
-    ``stop_on_exception`` (None: unchanged)."""
+    (relative to ``folder``) set and checked now, as a breakpoint set on its own is, and the
+    ``stop_on_exception`` its run gets: as given (for this run only), else the session's own exception
+    breakpoints (the answer says they carry over), else "uncaught"."""
     target = await launch_target(service, given, script, module)
     sid = target.session_id
     notes: dict[str, Any] = {}
@@ -178,12 +197,17 @@ async def prepare_launch(
     checked = (
         await service.add_breakpoints(sid, [parse_location(b, folder) for b in breakpoints]) if breakpoints else []
     )
-    if stop_on_exception is not None:  # explicit: replaces what the session had
-        await service.set_exception_breakpoints(sid, EXCEPTION_MODES[stop_on_exception], [])
-    return PreparedLaunch(sid, notes, checked)
+    if stop_on_exception is not None:
+        return PreparedLaunch(sid, notes, checked, stop_on_exception)
+    setting = await service.exception_breakpoints(sid)
+    if not setting.carries_over:
+        return PreparedLaunch(sid, notes, checked)
+    notes["carried_exception_breakpoints"] = {"filters": setting.filters, "exception_types": setting.exception_types}
+    return PreparedLaunch(sid, notes, checked, None)
 
 
-LAUNCH_WORDS = ("stops_on", "ready", "warning", "python", "published")  # what only a launch's answer says
+# what only a launch's answer says
+LAUNCH_WORDS = ("stops_on", "ready", "warning", "python", "interpreter", "published")
 
 
 async def launch_and_wait(

@@ -2,6 +2,7 @@
 
 from debugrelay.models import SessionDocument
 
+from . import _seals as seals
 from . import _watches as watches
 from . import breakpoints
 from ._audit import AUDIT_KEPT, Audit
@@ -10,6 +11,7 @@ from ._files import SourceRoots, read_session_file, roots_for
 from ._http import service_address, wait_listening
 from ._leases import OwnerUnavailable
 from ._manager import SessionManager
+from ._runner_output import LEFT_OUT, without_runner_noise
 from ._session import ACTIVE, CAPTURE_MARK, STEP_COMMANDS, RefMeta, Session, StopHook
 from ._source import MAX_SOURCE_BYTES, read_source
 from ._testruns import stops_on, test_runner
@@ -22,6 +24,7 @@ __all__ = [
     "ACTIVE",
     "AUDIT_KEPT",
     "CAPTURE_MARK",
+    "LEFT_OUT",
     "MAX_SOURCE_BYTES",
     "STEP_COMMANDS",
     "TRAIL_LENGTH",
@@ -46,6 +49,7 @@ __all__ = [
     "read_session_file",
     "read_source",
     "roots_for",
+    "seals",
     "service_address",
     "session_view",
     "status_view",
@@ -53,4 +57,5 @@ __all__ = [
     "test_runner",
     "wait_listening",
     "watches",
+    "without_runner_noise",
 ]

@@ -36,11 +36,13 @@ def spec_of(trace: TraceRecord, file: str | None = None) -> dict[str, Any]:
         "qualname": trace.qualname,
         "keep": trace.keep,
         "callees": trace.callees,
+        "reprs": trace.reprs,
     }
 
 
 def for_target(spec: LaunchRequest, traces: list[TraceRecord]) -> LaunchRequest:
     """The spec the launcher starts: the session's traces in the program's environment."""
+    traces = [t for t in traces if not t.unsealed]  # read back without the relay's seal: never given to it
     if not traces:
         return spec
     mappings = [(m.local_root, m.remote_root) for m in spec.path_mappings]  # code in an image, elsewhere

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from debugrelay.errors import InvalidState, RelayError, ThreadNotFound
+from debugrelay.errors import InvalidState, LaunchFailed, RelayError, RestartFailed, ThreadNotFound
 
 from . import _launch as launch
 from . import _stops as stops
@@ -17,6 +17,8 @@ from . import breakpoints as bps
 from ._stops import ACTIVE
 
 if TYPE_CHECKING:
+    from debugrelay.models import LaunchRequest
+
     from ._session import Session
 
 STOP_HOOK_WAIT = 10.0  # s a terminate waits for the stop hook (a post-mortem snapshot) to finish
@@ -126,6 +128,7 @@ async def wait_until(session: Session, done: Callable[[], bool], timeout: float)
 
 async def terminate(session: Session, reason: str = "terminated") -> None:
     """Kill the target (its whole process tree or container); the session stays, terminated."""
+    await launch.stop_starting(session)
     async with session.lock:
         if session._snapshot is not None and not session._snapshot.done():
             # what the stop hook keeps (a crash's post-mortem) is read before the program goes
@@ -186,11 +189,25 @@ async def restart(session: Session) -> None:
             "this session has no launch to start again",
             hint="Launch it (POST /sessions/{id}/launch with the program to run).",
         )
-    async with session.lock:
+    try:
+        await _start_again(session, spec)
+    except RestartFailed:
+        raise
+    except LaunchFailed as exc:  # the launch repeated cannot run (any more): not the restart's fault
+        raise RestartFailed(exc.message, details=exc.details) from exc
+
+
+async def _start_again(session: Session, spec: LaunchRequest) -> None:
+    await launch.stop_starting(session)
+    await session.lock.acquire()
+    try:
         launcher = await launch.launcher_for(session, spec)
         await stop_target(session, "restarted", terminate=True)
         script = bps.prepare_launch(spec, launcher, session.source_roots)
-        await launch.start(session, launcher, spec, script)
+    except BaseException:
+        session.lock.release()
+        raise
+    await launch.answered(session, launch.start(session, launcher, spec, script))
 
 
 async def close(session: Session) -> None:

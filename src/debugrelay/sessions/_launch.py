@@ -34,7 +34,16 @@ from debugrelay.errors import (
 )
 from debugrelay.launchers import Launcher, Target
 from debugrelay.launchers.policy import KNOWN_LAUNCHERS, refused_launcher
-from debugrelay.models import AttachSpec, BreakpointRecord, ErrorBody, ExceptionFilters, LaunchRequest, Stop
+from debugrelay.launchers.pool import shielded_start
+from debugrelay.models import (
+    AttachSpec,
+    BreakpointRecord,
+    ErrorBody,
+    ExceptionFilters,
+    LaunchRequest,
+    SessionRecord,
+    Stop,
+)
 
 from . import _calls as calls
 from . import _seals as seals
@@ -50,6 +59,7 @@ log = logging.getLogger(__name__)
 # a debugpy someone else starts may still be coming up: the keeper holding it tries for 6 s (its
 # ATTACH_REACH), then answers why it could not; the relay waits longer, so that answer is what it says
 ATTACH_RETRY_SECONDS = 9.0
+PROGRESS_CHECK = 0.25  # s between looks at a starting target's process while its debugger starts
 PORT_TRIES = 3  # starts of a target whose port was taken between its choice and its bind
 PORT_TAKEN = "[Errno 98] Address already in use"
 _VERSION = re.compile(r"\d{1,2}\.\d{1,3}")  # a keeper's python: major.minor
@@ -57,19 +67,79 @@ _VERSION = re.compile(r"\d{1,2}\.\d{1,3}")  # a keeper's python: major.minor
 
 async def launch(session: Session, spec: LaunchRequest) -> None:
     """Start the target and attach to it; breakpoints are in place before its first line runs."""
-    async with session.lock:
-        if session.status in ACTIVE:
-            raise InvalidState(
-                f"session is already {session.status}",
-                details={"status": session.status},
-                hint="Terminate or restart it first.",
-            )
-        spec = testruns.narrowed(spec)
-        launcher = await launcher_for(session, spec)
-        script = bps.prepare_launch(spec, launcher, session.source_roots)
-        session.record.mode = "launch"
-        seals.set_launch(session.keys, session.record, spec)
-        await start(session, launcher, spec, script)
+    await session.lock.acquire()
+    try:
+        spec, launcher, script = await _prepared(session, spec)
+    except BaseException:
+        session.lock.release()
+        raise
+    await answered(session, start(session, launcher, spec, script))
+
+
+async def _prepared(session: Session, spec: LaunchRequest) -> tuple[LaunchRequest, Launcher, str | None]:
+    """The launch checked and recorded: what runs, by which launcher, and the script as the target sees it."""
+    if session.status in ACTIVE:
+        raise InvalidState(
+            f"session is already {session.status}",
+            details={"status": session.status},
+            hint="Terminate or restart it first.",
+        )
+    spec = testruns.narrowed(spec)
+    launcher = await launcher_for(session, spec)
+    spec, session.record.interpreter = await asyncio.to_thread(launcher.choose_python, spec)
+    script = bps.prepare_launch(spec, launcher, session.source_roots)
+    session.record.mode = "launch"
+    seals.set_launch(session.keys, session.record, spec)
+    return spec, launcher, script
+
+
+async def answered(session: Session, starting: Awaitable[None]) -> None:
+    """Run ``starting`` (a start: the caller holds the session's lock, the start lets it go) and return once
+    it is done, or once ``launch_timeout`` passed while the target's debugger is still starting: the start
+    goes on, the session says ``launching`` and, in ``starting``, what it waits for. A start that cannot
+    reach its target fails as it did (its own bound)."""
+
+    async def run() -> None:
+        try:
+            await starting
+        finally:
+            session.record.starting = None
+            session.lock.release()
+
+    task = asyncio.create_task(run(), name=f"start-{session.id}")
+    task.add_done_callback(_seen)
+    session.start_task = task
+    reached = asyncio.ensure_future(session.debugger_starting.wait())
+    try:
+        await asyncio.wait({task}, timeout=session.settings.launch_timeout)
+        while not task.done() and not reached.done():  # not yet at the target: its own bound applies
+            await asyncio.wait({task, reached}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        reached.cancel()
+    if task.done():
+        task.result()
+        return
+    session.record.starting = session.waiting_for
+    log.info(
+        "session %s: still starting after %gs: %s", session.id, session.settings.launch_timeout, session.waiting_for
+    )
+    with contextlib.suppress(StoreUnavailable):
+        await session.save()
+    session.announce()
+
+
+def _seen(task: asyncio.Task[None]) -> None:
+    """A start's failure is the session's (its status and error say it): nothing more to report."""
+    if not task.cancelled():
+        task.exception()
+
+
+async def stop_starting(session: Session) -> None:
+    """End a start still under way (a terminate, a new launch): what it began is then ended as a run is."""
+    task = session.start_task
+    if task is not None and not task.done():
+        task.cancel()
+        await asyncio.wait({task})
 
 
 async def launcher_for(session: Session, spec: LaunchRequest) -> Launcher:
@@ -155,6 +225,9 @@ async def _new_run(session: Session) -> None:
     session.calls.reset()  # the last run's calls are not this run's
     bps.reset_run(session.record)
     session.record.status = "launching"
+    session.record.starting = None
+    session.debugger_starting.clear()
+    session.waiting_for = "the target's process to start"
     session.record.exit_code = None
     session.record.reason = None
     session.record.error = None
@@ -168,16 +241,16 @@ async def _start_once(session: Session, launcher: Launcher, spec: LaunchRequest,
     target: Target | None = None
     configured = False
     try:
-        target = await launcher.start(
-            calls.for_target(testruns.for_target(spec), session.record.traces), session_id=session.id
+        target = await shielded_start(
+            launcher.start(calls.for_target(testruns.for_target(spec), session.record.traces), session_id=session.id),
+            _end,
         )
         session.target = target
         session.describe_target(target)
-        session.record.keeper_secret = target.keeper_secret
+        session.keep_secret(target)
         entry = bps.entry_breakpoint(session.record, spec, script) if spec.stop_on_entry else None
-        filters = session.record.exception_filters or ExceptionFilters(filters=testruns.exception_filters(spec))
-        session.record.exception_filters = filters
-        await session.connect(target, session.settings.launch_timeout)
+        session.record.exception_filters = run_exception_filters(session.record, spec)
+        await session.connect(target, session.settings.launch_timeout, starting=session.settings.start_timeout)
         await session.configure(
             attach_args(target.path_mappings(), just_my_code=spec.just_my_code, sub_process=spec.debug_subprocesses)
         )
@@ -206,6 +279,20 @@ async def _start_once(session: Session, launcher: Launcher, spec: LaunchRequest,
         session.record.status = "running"
     await session.save()
     session.notify()
+
+
+def run_exception_filters(record: SessionRecord, spec: LaunchRequest) -> ExceptionFilters:
+    """The exception breakpoints a run starts with: the launch's ``stop_on_exception`` when it gives one,
+    else those the agent set on the session, else the documented default (a test run stops on uncaught)."""
+    if spec.stop_on_exception is None and record.exception_setting is not None:
+        return record.exception_setting
+    return ExceptionFilters(filters=testruns.exception_filters(spec))
+
+
+async def _end(target: Target) -> None:
+    """A target whose start was given up as it came up (a terminate while launching)."""
+    with contextlib.suppress(Exception):
+        await target.terminate()
 
 
 def counted(session: Session, launcher: str, outcome: str) -> None:
@@ -282,7 +369,7 @@ async def _attach_once(session: Session, spec: AttachSpec, kubernetes: Launcher 
     try:
         session.target = target
         session.describe_target(target)
-        session.record.keeper_secret = target.keeper_secret
+        session.keep_secret(target)
         try:
             await session.connect(target, ATTACH_RETRY_SECONDS)
         except DebugpyError as exc:  # the keeper beside the relay could not reach debugpy there
@@ -316,12 +403,16 @@ async def held(session: Session, target: Target) -> Target:
     return target
 
 
-async def connect(session: Session, target: Target, timeout: float, *, single_try: bool = False) -> None:
+async def connect(
+    session: Session, target: Target, timeout: float, *, single_try: bool = False, starting: float | None = None
+) -> None:
     """Connect to the target's debugpy and ``initialize``, retrying until it answers.
 
     A bare connect-and-close probe kills a debuggee waiting for its client, so readiness is
     the DAP handshake itself. A published container port accepts (Docker's proxy) before
-    debugpy listens and then closes: that is retried too, it never reached debugpy.
+    debugpy listens and then closes: that is retried too, it never reached debugpy. Reaching the
+    target's keeper takes up to ``timeout`` s; once reached, its debugger is starting: waited for while
+    the target's process lives, up to ``starting`` s from then (default ``timeout``).
     """
     warm = target.take_connection()  # a pooled target comes with its connection up and initialized
     if warm is not None and not warm.closed.is_set():
@@ -331,13 +422,9 @@ async def connect(session: Session, target: Target, timeout: float, *, single_tr
         return
     deadline = time.monotonic() + timeout
     delay = 0.005
+    waiting(session, "the target's process to listen for the relay")
     while True:
-        code = target.poll()
-        if code is not None:
-            raise LaunchFailed(
-                f"the target exited with code {code} before debugpy was ready",
-                details={"exit_code": code},
-            )
+        gone(target)
         client: DapClient | None = None
         try:
             client = await DapClient.connect(
@@ -350,13 +437,21 @@ async def connect(session: Session, target: Target, timeout: float, *, single_tr
                 stored_output=session.output.seen,
             )
             if not (client.keeper or {}).get("initialized"):
-                # readiness, not a request of the agent's: it may take as long as a start-up may
-                await client.request("initialize", INITIALIZE_ARGS, timeout=max(deadline - time.monotonic(), 1.0))
+                if client.keeper is not None and starting is not None:  # the keeper answered: its program lives
+                    deadline = max(deadline, time.monotonic() + starting)
+                    session.debugger_starting.set()
+                waiting(session, "the program's debugger (debugpy) to start and answer 'initialize'")
+                if client.keeper is None:  # no keeper of ours: a debugpy (or whatever listens) answers at once
+                    await client.request("initialize", INITIALIZE_ARGS, timeout=max(deadline - time.monotonic(), 1.0))
+                else:
+                    await until_answered(session, target, client, "initialize", args=INITIALIZE_ARGS, deadline=deadline)
             break
         except (OSError, TimeoutError, TargetGone) as exc:
+            # our keeper answered, then the other end hung up on 'initialize': no debugger there, no retry
+            refused = client is not None and client.keeper is not None and isinstance(exc, TargetGone)
             if client is not None:
                 await client.close()
-            if single_try or time.monotonic() > deadline:
+            if single_try or refused or time.monotonic() > deadline:
                 raise LaunchFailed(
                     f"cannot reach debugpy at {target.host}:{target.port}: {_why_not(exc)}",
                     details={"host": target.host, "port": target.port},
@@ -367,6 +462,45 @@ async def connect(session: Session, target: Target, timeout: float, *, single_tr
             delay = min(delay * 1.5, 0.05)
     listen(session, client, target)
     target.on_attached()
+
+
+def waiting(session: Session, what: str) -> None:
+    """What the start waits for now; a launch that answered before the start ended says it (``starting``)."""
+    session.waiting_for = what
+    if session.record.starting is not None:
+        session.record.starting = what
+        session.announce()
+
+
+def gone(target: Target) -> None:
+    """LaunchFailed when the target's process has ended (the cause is in what it printed: the output tail)."""
+    code = target.poll()
+    if code is not None:
+        raise LaunchFailed(
+            f"the target exited with code {code} before debugpy was ready",
+            details={"exit_code": code},
+        )
+
+
+async def until_answered(
+    session: Session, target: Target, client: DapClient, command: str, *, args: dict[str, Any], deadline: float
+) -> Any:
+    """``command``'s answer, waited for while the target's process lives (its debugger is starting, however
+    slowly a loaded machine makes it), up to ``deadline``; then a timeout that says what it waited for."""
+    fut = client.send(command, args)
+    while not fut.done():
+        gone(target)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise DebugpyTimeout(
+                f"the target's debugger did not start in time: still waiting for {session.waiting_for}",
+                details={"operation": command, "waiting_for": session.waiting_for},
+                hint="The program runs but its debugger did not answer: is the machine overloaded, or does "
+                "the program block at start-up (a sitecustomize, a .pth file)? Retry, or raise "
+                "DEBUGRELAY_START_TIMEOUT.",
+            )
+        await asyncio.wait({fut}, timeout=min(left, PROGRESS_CHECK))
+    return await client.result(fut, command, 1.0)
 
 
 def listen(session: Session, client: DapClient, target: Target) -> None:
@@ -452,15 +586,28 @@ async def configure(session: Session, attach_args: dict[str, Any]) -> None:
     assert client is not None
     initialized = client.expect_event("initialized")
     attach = client.send("attach", attach_args)
-    # a refused attach ("already being debugged": one client at a time) answers at once
-    await asyncio.wait(
-        {initialized, attach}, timeout=session.settings.launch_timeout, return_when=asyncio.FIRST_COMPLETED
-    )
+    waiting(session, "the program's debugger (debugpy) to say 'initialized'")
+    # a refused attach ("already being debugged": one client at a time) answers at once; a debugger still
+    # starting is waited for while its process lives
+    starting = session.debugger_starting.is_set()
+    deadline = time.monotonic() + (session.settings.start_timeout if starting else session.settings.launch_timeout)
+    while not (initialized.done() or attach.done()):
+        if session.target is not None:
+            gone(session.target)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        await asyncio.wait(
+            {initialized, attach}, timeout=min(left, PROGRESS_CHECK), return_when=asyncio.FIRST_COMPLETED
+        )
     if not initialized.done():
         with contextlib.suppress(TargetGone):
             if attach.done():
                 await client.result(attach, "attach", 0.1)
-        raise DebugpyTimeout("debugpy did not initialize in time")
+        raise DebugpyTimeout(
+            "the target's debugger did not say 'initialized' in time",
+            details={"operation": "attach", "waiting_for": session.waiting_for},
+        )
     await bps.sync_all(session)
     await session.apply_exception_filters()
     await client.request("configurationDone")

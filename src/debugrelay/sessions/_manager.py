@@ -8,13 +8,13 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from debugrelay import access
 from debugrelay.config import Settings
-from debugrelay.errors import InvalidRequest, SessionNotFound, TooManySessions
+from debugrelay.errors import InvalidRequest, RelayError, SessionNotFound, TooManySessions
 from debugrelay.launchers import Launcher
 from debugrelay.metrics import Metrics
 from debugrelay.models import AttachSpec, SessionRecord
@@ -22,6 +22,7 @@ from debugrelay.redaction import RedactionSeam, Redactor
 from debugrelay.store import StateStore
 from debugrelay.trust import RelayKeys
 
+from . import _seals as seals
 from ._audit import Audit
 from ._feed import ChangeFeed
 from ._session import ACTIVE, Session, StopHook
@@ -67,13 +68,16 @@ class SessionManager:
         self.open_waits: collections.Counter[str] = collections.Counter()  # long-polls open, per session
         self._reaper: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
+        self._creating = 0  # creates under way, not yet in ``sessions``
+        # the credentials in force by name, on a team's relay (the HTTP app sets it); None: no credentials file
+        self.directory: Callable[[str], access.Caller | None] | None = None
         self.started_at = time.time()
         self.ownership: Ownership | None = None  # leases, recovery and takeover: a durable store only
         self.feed = ChangeFeed()  # bumped on every change a live view shows
         self.metrics = Metrics()  # what /metrics answers of this relay
         self.metrics.watch(self.sessions.values, lambda: self.store.pending)
         self.trail = Trail(self.sessions, self.feed)
-        self.audit = Audit(store, settings.instance_id)
+        self.audit = Audit(store, settings.instance_id, settings.audit_entries)
         if redactor is None:
             self.redaction = RedactionSeam.from_settings(settings, store, self.sessions)
         else:
@@ -85,7 +89,9 @@ class SessionManager:
         self.evidence = evidence
 
     def new_session(self, record: SessionRecord) -> Session:
-        """A Session object for ``record`` (not yet registered here)."""
+        """A Session object for ``record`` (not yet registered here); the code it holds without this relay's
+        seal (read back from the store) is marked unsealed: shown, never run."""
+        seals.check_code(self.keys, record)
         session = Session(
             record,
             store=self.store,
@@ -128,6 +134,7 @@ class SessionManager:
         if self.ownership is not None:
             await self.ownership.handover()
         await asyncio.gather(*(s.close() for s in list(self.sessions.values())), return_exceptions=True)
+        await self.audit.close()  # refusals summed up so far are kept
         if self.ownership is not None:
             await self.ownership.close()
         for launcher in self.launchers.values():
@@ -141,24 +148,12 @@ class SessionManager:
         timeout_minutes: float | None = None,
         attach: AttachSpec | None = None,
     ) -> Session:
-        if sum(1 for s in self.sessions.values() if s.status != "terminated") >= self.settings.max_sessions:
+        live = sum(1 for s in self.sessions.values() if s.status != "terminated")
+        if live + self._creating >= self.settings.max_sessions:  # creates under way count: they await below
             raise TooManySessions(f"the relay holds {self.settings.max_sessions} sessions already")
-        caller = access.current()
-        if caller is not None and caller.max_sessions:
-            mine = [s for s in await self.list_all() if s.record.created_by == caller.name and s.status != "terminated"]
-            if len(mine) >= caller.max_sessions:
-                raise TooManySessions(
-                    f"'{caller.name}' holds {len(mine)} live sessions, its limit",
-                    details={
-                        "limit": "max_sessions",
-                        "caller": caller.name,
-                        "max_sessions": caller.max_sessions,
-                        "retry_after": 10,
-                    },
-                    hint="Delete a session you no longer need (GET /sessions lists yours), or ask for a higher limit.",
-                )
         if timeout_minutes is not None and timeout_minutes <= 0:
             raise InvalidRequest("timeout_minutes must be > 0", details={"timeout_minutes": timeout_minutes})
+        caller = access.current()
         now = time.time()
         record = SessionRecord(
             id=f"sess_{secrets.token_hex(6)}",
@@ -168,13 +163,21 @@ class SessionManager:
             timeout_minutes=timeout_minutes or self.settings.session_timeout_minutes,
             owner=self.settings.instance_id,
             created_by=caller.name if caller is not None else None,
+            made_by=caller.name if caller is not None else None,
             mode="attach" if attach else "launch",
         )
         session = self.new_session(record)
-        if self.ownership is not None:
-            await self.ownership.claim(record.id)  # before the record exists: nobody else adopts it
-        await session.save()
-        self.sessions[record.id] = session
+        self._creating += 1
+        try:
+            if self.ownership is not None:
+                await self.ownership.claim(record.id)  # before the record exists: nobody else adopts it
+            if caller is not None and caller.max_sessions:
+                await self.save_within(record, caller.name, caller.max_sessions, new=True)
+            else:
+                await session.save()
+            self.sessions[record.id] = session
+        finally:
+            self._creating -= 1
         self.poke()
         self.feed.bump(record.id)
         if attach is not None:
@@ -184,6 +187,26 @@ class SessionManager:
                 await self.delete(record.id)
                 raise
         return session
+
+    async def save_within(
+        self, record: SessionRecord, name: str, limit: int, *, role: str = "caller", new: bool = False
+    ) -> None:
+        """Save ``record`` unless credential ``name`` holds ``limit`` live sessions already, counted in the
+        store in the same step as the save (every replica's, parallel requests too); else
+        :class:`TooManySessions` naming it as ``role`` in its details, nothing saved (and a ``new`` session's
+        lease given up)."""
+        seals.seal_code(self.keys, record)
+        over = await self.store.save_within(record, [(name, limit)])
+        if over is None:
+            return
+        if new and self.ownership is not None:
+            with contextlib.suppress(RelayError):
+                await self.store.release_lease(record.id, self.settings.instance_id)
+        raise TooManySessions(
+            f"'{name}' holds {over[1]} live sessions, its limit",
+            details={"limit": "max_sessions", role: name, "max_sessions": limit, "retry_after": 10},
+            hint="Delete a session you no longer need (GET /sessions lists yours), or ask for a higher limit.",
+        )
 
     def get(self, session_id: str) -> Session:
         """The session; asking for it is activity (its idle deadline moves), unless :meth:`looking`."""

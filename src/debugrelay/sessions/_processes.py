@@ -14,9 +14,13 @@ import msgspec
 
 from debugrelay.dap import StoppedEvent
 from debugrelay.models import ProcessInfo, SessionRecord, Stop
+from debugrelay.store import timestamp
 
 MAX_PROCESSES = 200  # kept per session; the oldest ended ones go first
 MAX_COMMAND = 512
+MAX_NOTES = 20  # the session's notes kept (as its recovery keeps them)
+MAX_WHY = 200
+REFUSED_NOTE = "announced to the debugger as a child of the program, was refused"
 
 
 class Processes:
@@ -59,6 +63,9 @@ class Processes:
         if not isinstance(pid, int) or pid == self.root_pid:
             return False
         state = body.get("state")
+        if state == "refused":
+            self._refused(pid, body)
+            return True
         known = self.get(pid)
         command = body.get("command")
         ppid = body.get("ppid")
@@ -82,6 +89,20 @@ class Processes:
         elif state == "running" and known.state != "paused":
             known.state = "running"
         return True
+
+    def _refused(self, pid: int, body: dict[str, Any]) -> None:
+        """debugpy announced a process the keeper would not attach (not a child of the program: something
+        else connected to the debugger): never listed; one note says so, the latest refusal replacing the
+        one before."""
+        why = body.get("why")
+        count = body.get("refused")
+        text = f"{timestamp()} process {pid}, {REFUSED_NOTE}"
+        if isinstance(why, str) and why:
+            text += f": {why[:MAX_WHY]}"
+        if isinstance(count, int) and count > 1:
+            text += f" ({count} refused in this run)"
+        notes = [note for note in self.record.notes if REFUSED_NOTE not in note]
+        self.record.notes = [*notes, text][-MAX_NOTES:]
 
     def merge(self, listed: Any) -> list[tuple[int, dict[str, Any]]]:
         """A keeper's list of processes (its hello): the table updated; the stops they are in returned."""

@@ -13,6 +13,28 @@ from debugrelay.errors import DebugpyError, InvalidReference, InvalidRequest, Th
 if TYPE_CHECKING:
     from ._session import Session
 
+# how `python -m debugpy` started the program: the standard library's runpy under its first frame (on 3.11+
+# frozen, and so unseen, until frozen modules were turned off for the debugger's sake)
+_LAUNCH_FRAMES = frozenset({"_run_module_as_main", "_run_code"})
+_CHAINED = "[Chained Exc:"  # debugpy's pseudo-frames of chained tracebacks: after the stack's last frame
+
+
+def _launching(frame: StackFrame) -> bool:
+    path = (frame.source.path if frame.source else None) or ""
+    return frame.name in _LAUNCH_FRAMES and path.endswith("/runpy.py") and "-packages" not in path
+
+
+def without_launch_frames(frames: list[StackFrame], total: int) -> tuple[list[StackFrame], int]:
+    """``frames`` (and the stack's ``total``) without the runpy frames that started the program under the
+    debugger, when the bottom of the stack is among them."""
+    end = next((i for i, f in enumerate(frames) if f.name.startswith(_CHAINED)), len(frames))
+    if end == len(frames) and len(frames) < total:
+        return frames, total  # the bottom was not read
+    start = end
+    while start > 1 and _launching(frames[start - 1]):
+        start -= 1
+    return [*frames[:start], *frames[end:]], total - (end - start)
+
 
 async def frames(session: Session, thread_id: int | None = None, levels: int = 0) -> tuple[int, list[StackFrame], int]:
     """(thread_id, DAP frames, total) for a paused thread, fetched once per stop."""
@@ -21,7 +43,9 @@ async def frames(session: Session, thread_id: int | None = None, levels: int = 0
     assert stop is not None
     tid = thread_id or stop.thread_id
     cached = session._frames.get(tid)
-    if cached is not None and levels and len(cached) >= min(levels, session._totals.get(tid, levels)):
+    whole = cached is not None and len(cached) >= session._totals.get(tid, len(cached))
+    # a stack read in part leaves its total uncertain (the runpy frames at its bottom were not seen): read it
+    if cached is not None and levels and whole:
         return tid, cached, max(len(cached), session._totals.get(tid, len(cached)))
     try:
         body = await client.request("stackTrace", {"threadId": tid, "startFrame": 0, "levels": max(levels, 1000)})
@@ -32,10 +56,10 @@ async def frames(session: Session, thread_id: int | None = None, levels: int = 0
             hint="List the target's threads.",
         ) from exc
     trace = as_body(body, StackTraceBody)
-    frames = trace.stack_frames
+    frames, total = without_launch_frames(trace.stack_frames, trace.total_frames or len(trace.stack_frames))
     session._frames[tid] = frames
-    session._totals[tid] = trace.total_frames or len(frames)
-    return tid, frames, session._totals[tid]
+    session._totals[tid] = total
+    return tid, frames, total
 
 
 async def frame_id(session: Session, index: int, thread_id: int | None = None) -> int:

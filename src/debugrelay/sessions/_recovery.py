@@ -84,6 +84,15 @@ async def adopt(manager: SessionManager, record: SessionRecord) -> Session:
     unproven = seals.unsealed(manager.keys, record)
     if unproven:
         _set_aside(session, unproven)
+    code = [w.id for w in record.watches if w.unsealed] + [b.id for b in record.breakpoints if b.unsealed]
+    code += [t.id for t in record.traces if t.unsealed]
+    if code:  # marked as the session was made (SessionManager.new_session): shown, never run
+        _note(
+            record,
+            f"{timestamp()} relay {manager.settings.instance_id} found {', '.join(code)} in the store without a seal "
+            "of a relay sharing its key: shown, never run",
+        )
+        log.warning("session %s: stored %s not sealed with this relay's key; never run", record.id, ", ".join(code))
     try:
         if record.status in ACTIVE:
             await reattach(manager, session)
@@ -109,9 +118,10 @@ async def reattach(manager: SessionManager, session: Session) -> None:
             await _ended(session, target, stored, launcher is None)
             return
         session.target = target
-        kept = stored is not None and stored.keeper is True and record.keeper_secret is not None
+        secret = manager.keys.reveal(record.id, record.keeper_secret)
+        kept = stored is not None and stored.keeper is True and secret is not None
         if kept:
-            target.keeper_secret = record.keeper_secret
+            target.keeper_secret = secret
         session.reset_run_state()
         record.stop = None
         record.status = "running"

@@ -74,6 +74,7 @@ class Session:
         keys: RelayKeys | None = None,
     ) -> None:
         self.record = record
+        self.said: dict[str, str] = {}  # what this relay's answers about the session said once (not stored)
         self.keys = keys or RelayKeys.ephemeral()  # seals what a later relay acts on (see _seals)
         self.on_stop = on_stop
         self.store = store
@@ -84,6 +85,9 @@ class Session:
         self.target: Target | None = None
         # targets started (or attached) for this session: a connection speaks for its own start's target only
         self.starts = 0
+        self.start_task: asyncio.Task[None] | None = None  # a launch's start, going on after its answer
+        self.waiting_for = ""  # what the start under way waits for (said as ``starting`` once answered)
+        self.debugger_starting = asyncio.Event()  # this start reached the target: its debugger is starting
         self.lock = asyncio.Lock()
         self.answering = asyncio.Lock()  # one answer at a time takes the run's new output
         self._changed = asyncio.Event()
@@ -126,11 +130,21 @@ class Session:
         self.record.last_activity = time.time()
 
     async def save(self) -> None:
+        self.seal()
         await self.store.save_session(self.record)
+
+    def seal(self) -> None:
+        """Seal the code the record makes a target run (watches, breakpoints' conditions and log messages)."""
+        seals.seal_code(self.keys, self.record)
 
     def describe_target(self, target: Target) -> None:
         """Keep what finds ``target`` again in the record, sealed: a later relay acts on nothing else."""
         seals.set_target(self.keys, self.record, target.describe())
+
+    def keep_secret(self, target: Target) -> None:
+        """Keep ``target``'s keeper secret in the record, encrypted: a reader of the store cannot use it."""
+        secret = target.keeper_secret
+        self.record.keeper_secret = self.keys.hide(self.id, secret) if secret else None
 
     def notify(self) -> None:
         """Wake whoever waits for this session to change (a stop, an end)."""
@@ -268,14 +282,16 @@ class Session:
         """Attach to a debugpy someone else started (``--listen host:port``)."""
         await _launch.attach(self, spec)
 
-    async def connect(self, target: Target, timeout: float, *, single_try: bool = False) -> None:
+    async def connect(
+        self, target: Target, timeout: float, *, single_try: bool = False, starting: float | None = None
+    ) -> None:
         """Connect to the target's debugpy and ``initialize``, retrying until it answers.
 
         A bare connect-and-close probe kills a debuggee waiting for its client, so readiness is
         the DAP handshake itself. A published container port accepts (Docker's proxy) before
         debugpy listens and then closes: that is retried too, it never reached debugpy.
         """
-        await _launch.connect(self, target, timeout, single_try=single_try)
+        await _launch.connect(self, target, timeout, single_try=single_try, starting=starting)
 
     async def rejoin(self, target: Target, timeout: float) -> dict[str, Any]:
         """Connect to a keeper-backed target's keeper again and return its state.

@@ -108,6 +108,7 @@ class SourceInfo:
     docstrings: frozenset[int] = frozenset()  # lines inside a module/class/def docstring
     # first line -> last line of each statement (of a compound one, its header) spanning several lines
     multiline: dict[int, int] = field(default_factory=dict)
+    comprehensions: frozenset[int] = frozenset()  # lines of a comprehension or generator expression
 
     def definition_of(self, line: int) -> FunctionInfo | None:
         """The function whose decorator/def/signature line ``line`` is: it runs at definition time."""
@@ -203,6 +204,16 @@ def _multiline_statements(tree: ast.Module) -> dict[int, int]:
     return spans
 
 
+def _comprehension_lines(tree: ast.Module) -> frozenset[int]:
+    """Lines holding part of a comprehension or generator expression: code of its own that Python 3.11 runs
+    in a frame of its own (3.12+ for a generator expression), a 'line' event there per item."""
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
+            lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    return frozenset(lines)
+
+
 def _docstring_lines(tree: ast.Module) -> frozenset[int]:
     lines: set[int] = set()
     for node in ast.walk(tree):
@@ -262,6 +273,7 @@ def _analyze_cached(path: str, real: str | None, mtime: float, size: int) -> Sou
         tuple(scopes),
         _docstring_lines(tree),
         _multiline_statements(tree),
+        _comprehension_lines(tree),
     )
 
 

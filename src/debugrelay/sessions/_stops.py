@@ -31,7 +31,7 @@ from debugrelay.models import ExceptionInfo, Location, Stop, StoppedThread
 
 from . import breakpoints as bps
 from ._http import HTTP_RESPONSE
-from ._reads import unquote_result
+from ._reads import unquote_result, without_launch_frames
 
 if TYPE_CHECKING:
     from ._session import Session
@@ -40,6 +40,7 @@ log = logging.getLogger(__name__)
 ACTIVE = ("launching", "running", "paused")  # the statuses with a live target
 CAPTURE_MARK = "[debugrelay-capture:"  # the lines of capture points (debugrelay.evidence)
 CALLS_EVENT = "debugrelay.calls"  # calls of traced functions, sent by the target through its keeper
+LOST = "its debug connection was lost while it ran (its network went, or it stopped answering): the relay ended it"
 
 
 def on_event(session: Session, event: str, body: Any) -> None:
@@ -208,9 +209,9 @@ async def on_stopped(
     if epoch != session._run_epoch:
         return  # resumed meanwhile
     session._threads = {t.id: t.name for t in listed}
-    frames = trace.stack_frames
+    frames, total = without_launch_frames(trace.stack_frames, trace.total_frames or len(trace.stack_frames))
     session._frames = {tid: frames}
-    session._totals = {tid: trace.total_frames or len(frames)}
+    session._totals = {tid: total}
     location = stop_location(session, frames[0]) if frames else None
     if known is not None and known.thread_id == tid and known.location == location:
         # the same stop, shown again by a relay that took the session over: not a new one
@@ -389,11 +390,12 @@ async def on_end(session: Session, why: str, start: int) -> None:
     ended = session.record.ended
     if target is not None:
         exit_code = await _wait_exit(target, 2.0) if exit_code is None else exit_code
+        lost = exit_code is None and why == "_closed"  # the connection ended, not the program: the relay ends it
         with contextlib.suppress(Exception):
             await target.terminate()
         if exit_code is None:
             exit_code = target.poll()
-        ended = target.end_reason()
+        ended = target.end_reason() or (LOST if lost else None)
     if client is not None:
         await client.close()
     if session.starts != start:

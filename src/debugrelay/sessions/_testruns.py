@@ -74,8 +74,13 @@ def for_target(spec: LaunchRequest) -> LaunchRequest:
     return msgspec.structs.replace(spec, env={TEST_STOPS_ENV: "1", **spec.env})
 
 
-def stops_on(spec: LaunchRequest, filters: ExceptionFilters | None) -> str:
-    """One sentence for the launch answer: what will pause this program."""
+# said of the exceptions that pause a run when they are the session's own exception breakpoints
+CARRIED = "the session's exception breakpoints: they carry over to each launch without stop_on_exception"
+
+
+def stops_on(spec: LaunchRequest, filters: ExceptionFilters | None, *, carried: bool = False) -> str:
+    """One sentence for the launch answer: what will pause this program; ``carried``: its exceptions are
+    the session's own exception breakpoints, which the launch did not replace."""
     modes = set(filters.filters if filters else [])
     types = f" ({', '.join(filters.exception_types)})" if filters and filters.exception_types else ""
     runner = test_runner(spec)
@@ -90,4 +95,7 @@ def stops_on(spec: LaunchRequest, filters: ExceptionFilters | None) -> str:
         parts.append(f"every raised exception{types}, even caught ones")
     if "userUnhandled" in modes:
         parts.append(f"an exception{types} leaving the program's own code")
-    return ", ".join(parts)
+    said = ", ".join(parts)
+    if carried:
+        said += f" ({CARRIED})"
+    return said

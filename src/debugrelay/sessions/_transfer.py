@@ -8,6 +8,7 @@ import msgspec
 
 from debugrelay.errors import InvalidRequest, RelayError
 from debugrelay.models import FORMAT, BreakpointRecord, SessionDocument, SessionRecord
+from debugrelay.models.limits import MAX_NAME
 from debugrelay.store import timestamp
 
 from . import breakpoints as bps
@@ -18,6 +19,7 @@ from ._views import MASK
 if TYPE_CHECKING:
     from ._manager import SessionManager
 
+CLONED = " (clone)"
 _BP_FIELDS = ("kind", "file", "line", "function", "condition", "hit_condition", "log_message", "enabled")
 
 
@@ -27,10 +29,10 @@ def export(record: SessionRecord, *, reveal_env: bool = False) -> dict[str, Any]
     Environment values are masked unless ``reveal_env`` (they often hold secrets)."""
     doc: dict[str, Any] = {
         "format": FORMAT,
-        "name": record.name,
+        "name": record.name[:MAX_NAME] if record.name else record.name,  # a record from before names were bounded
         "timeout_minutes": record.timeout_minutes,
         "mode": record.mode,
-        "breakpoints": [_breakpoint(b) for b in record.breakpoints if b.shown],
+        "breakpoints": [_breakpoint(b) for b in record.breakpoints if b.shown and not b.unsealed],
         "source_session_id": record.id,
         "exported_at": timestamp(),
     }
@@ -40,8 +42,8 @@ def export(record: SessionRecord, *, reveal_env: bool = False) -> dict[str, Any]
             doc["launch"]["env"] = dict.fromkeys(doc["launch"]["env"], MASK)
     if record.attach is not None:
         doc["attach"] = _set(msgspec.to_builtins(record.attach))
-    if record.exception_filters is not None:
-        doc["exception_filters"] = _set(msgspec.to_builtins(record.exception_filters)) or None
+    if record.exception_setting is not None:  # the session's own; a launch's stop_on_exception is in its launch
+        doc["exception_filters"] = _set(msgspec.to_builtins(record.exception_setting)) or None
     return {k: v for k, v in doc.items() if v is not None}
 
 
@@ -124,5 +126,12 @@ async def clone(
 ) -> tuple[Session, dict[str, Any]]:
     """A new session with the same spec, breakpoints, exception filters and timeout."""
     doc = msgspec.convert({**export(source.record, reveal_env=True), "start": start}, SessionDocument)
-    base = source.record.name or source.id
-    return await import_session(manager, doc, name=name if name is not None else f"{base} (clone)")
+    return await import_session(manager, doc, name=name if name is not None else clone_name(source.record))
+
+
+def clone_name(record: SessionRecord) -> str:
+    """``<name> (clone)``, within the bound on names: a long name is cut short (``…``) to leave room."""
+    base = record.name or record.id
+    if len(base) + len(CLONED) > MAX_NAME:
+        base = base[: MAX_NAME - len(CLONED) - 1] + "…"
+    return base + CLONED

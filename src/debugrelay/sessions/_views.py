@@ -68,6 +68,8 @@ def status_view(session: Session, expires_in: float | None = None) -> dict[str, 
                 }
                 for t in stop.threads
             ]
+    if rec.status == "launching" and rec.starting:
+        out["starting"] = rec.starting
     if rec.published and rec.status in ("launching", "running", "paused"):
         out["published"] = [msgspec.to_builtins(p) for p in rec.published]
     if rec.status in ("terminated", "failed"):

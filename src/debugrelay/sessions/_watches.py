@@ -28,6 +28,9 @@ async def add(session: Session, expression: str) -> Watch:
         raise InvalidRequest("give the watch 'expression'", hint='e.g. {"expression": "len(items)"}')
     _compiles(expression)
     record = session.record
+    taken = {w.id for w in record.watches}  # a counter read back from the store may name one again
+    while f"w{record.next_watch}" in taken:
+        record.next_watch += 1
     watch = Watch(id=f"w{record.next_watch}", expression=expression)
     record.next_watch += 1
     record.watches = [*record.watches, watch]

@@ -17,16 +17,18 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from debugrelay.errors import StoreUnavailable
-from debugrelay.models import SessionRecord, StoredProfile
+from debugrelay.models import OutputEntry, SessionRecord, StoredProfile
 
 from ._deferred_evidence import DeferredEvidence
-from .base import Lease, OutputPage, StateStore
+from .base import AuditItem, Lease, OutputPage, StateStore
 
 log = logging.getLogger(__name__)
 
@@ -86,8 +88,8 @@ class WriteBehind(StateStore):
         self._cleared: set[str] = set()
         self._redactions: dict[str, dict[str, bytes]] = {}
         self._calls: dict[str, bytes] = {}
-        self._audit: list[bytes] = []  # audit entries the store could not take yet, oldest first
-        self._audit_keep = 0
+        self._audit: list[AuditItem] = []  # audit entries the store could not take yet, oldest first
+        self._audit_keep = (0, 0)
         self._evidence = DeferredEvidence(inner.evidence, self._deletes.__contains__, _note)
 
     @property
@@ -146,7 +148,7 @@ class WriteBehind(StateStore):
                 del self._calls[sid]
         if self._audit:
             waiting = self._audit
-            await self.inner.append_audit(waiting, self._audit_keep)
+            await self.inner.append_audit(waiting, *self._audit_keep)
             self._audit = self._audit[len(waiting) :]
             done += 1
         for name in sorted(self._profiles):
@@ -164,14 +166,21 @@ class WriteBehind(StateStore):
 
     async def save_session(self, record: SessionRecord) -> None:
         if record.id in self._saves:  # an older state waits: keep the order, the newest wins
-            self._saves[record.id] = record
+            self._saves[record.id] = _as_saved(record)
             _note("session")
             return
         try:
             await self.inner.save_session(record)
         except StoreUnavailable:
-            self._saves[record.id] = record
+            self._saves[record.id] = _as_saved(record)
             _note("session")
+
+    async def save_within(self, record: SessionRecord, limits: Sequence[tuple[str, int]]) -> tuple[str, int] | None:
+        # a limit is checked where every replica counts: not deferred, the store's error reaches the caller
+        over = await self.inner.save_within(record, limits)
+        if over is None and self._saves.get(record.id) is not None:
+            del self._saves[record.id]  # an older state of it waited: this one is newer, and stored
+        return over
 
     async def delete_session(self, session_id: str) -> None:
         self._saves.pop(session_id, None)
@@ -203,19 +212,19 @@ class WriteBehind(StateStore):
             self._profiles[name] = profile
             _note("profile")
 
-    async def append_audit(self, entries: list[bytes], keep: int) -> None:
+    async def append_audit(self, entries: list[AuditItem], keep: int, keep_each: int) -> None:
         # kept like the rest, but not the caller's change: an answer is not marked unpersisted for it
-        self._audit_keep = keep
+        self._audit_keep = (keep, keep_each)
         if self._audit:  # older entries wait: keep the order
             self._audit = [*self._audit, *entries][-keep:]
             return
         try:
-            await self.inner.append_audit(entries, keep)
+            await self.inner.append_audit(entries, keep, keep_each)
         except StoreUnavailable:
             self._audit = entries[-keep:]
 
     async def read_audit(self) -> list[bytes]:
-        return [*reversed(self._audit), *await self.inner.read_audit()]
+        return [*(entry for _, entry in self._audit), *await self.inner.read_audit()]
 
     async def save_traced_calls(self, session_id: str, data: bytes) -> None:
         if session_id in self._calls:
@@ -275,6 +284,9 @@ class WriteBehind(StateStore):
     async def read_output(self, session_id: str, since: str | None, limit: int, *, newest: bool = False) -> OutputPage:
         return await self.inner.read_output(session_id, since, limit, newest=newest)
 
+    async def output_before(self, session_id: str, cursor: str, limit: int) -> list[OutputEntry]:
+        return await self.inner.output_before(session_id, cursor, limit)
+
     # -- the rest goes straight to the store (the output buffer and the leases retry on their own) ---
 
     async def save_activity(self, activity: dict[str, float]) -> None:
@@ -320,3 +332,9 @@ class WriteBehind(StateStore):
 
     async def close(self) -> None:
         await self.inner.close()
+
+
+def _as_saved(record: SessionRecord) -> SessionRecord:
+    """``record`` as it is now: what is written through later is the state that was saved, its seals over the
+    very values they seal (the session goes on changing its record meanwhile)."""
+    return msgspec.json.decode(msgspec.json.encode(record), type=SessionRecord)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import abc
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -14,6 +15,8 @@ from debugrelay.models import OutputEntry, SessionRecord, StoredProfile
 from .evidence import EvidenceStore
 
 OUTPUT_BYTES = 8 * 1024 * 1024  # a session's output kept, in UTF-8 bytes (DEBUGRELAY_OUTPUT_BUFFER_BYTES)
+AUDIT_NAMES = 1000  # credentials whose own newest audit entries are kept
+AuditItem = tuple[str | None, bytes]  # an encoded audit entry and its credential's name (None: no credentials)
 
 
 def bad_cursor(since: str) -> InvalidRequest:
@@ -76,6 +79,13 @@ class StateStore(abc.ABC):
         """Every readable session record; unreadable or foreign ones are skipped with a warning."""
 
     @abc.abstractmethod
+    async def save_within(self, record: SessionRecord, limits: Sequence[tuple[str, int]]) -> tuple[str, int] | None:
+        """Create or replace ``record`` unless a credential of ``limits`` (name, max_sessions) holds its
+        limit already: the live sessions counted against it (:meth:`SessionRecord.counted_against`), this
+        one aside. None when saved; else that credential's name and count, and nothing is saved. The check
+        and the save are one step for every replica sharing the store: parallel creates never pass a limit."""
+
+    @abc.abstractmethod
     async def delete_session(self, session_id: str) -> None:
         """Forget a session, its output, its activity mark, its lease, its placeholders and its evidence."""
 
@@ -113,6 +123,11 @@ class StateStore(abc.ABC):
         or with ``newest`` the last (the page then ends the output; ``skipped`` counts those left out)."""
 
     @abc.abstractmethod
+    async def output_before(self, session_id: str, cursor: str, limit: int) -> list[OutputEntry]:
+        """The last ``limit`` entries up to and including cursor ``cursor``, oldest first (what came before
+        a page: redaction reads a secret written across lines with it)."""
+
+    @abc.abstractmethod
     async def clear_output(self, session_id: str) -> None:
         """Drop a session's output."""
 
@@ -136,12 +151,14 @@ class StateStore(abc.ABC):
     # -- the audit trail ---------------------------------------------------------------------
 
     @abc.abstractmethod
-    async def append_audit(self, entries: list[bytes], keep: int) -> None:
-        """Add encoded audit entries (oldest first); only the newest ``keep`` are kept."""
+    async def append_audit(self, entries: list[AuditItem], keep: int, keep_each: int) -> None:
+        """Add encoded audit entries, each with its credential's name (oldest first). The newest ``keep``
+        are kept, and each credential's newest ``keep_each`` whatever came after them (of
+        :data:`AUDIT_NAMES` credentials at most, those that wrote last)."""
 
     @abc.abstractmethod
     async def read_audit(self) -> list[bytes]:
-        """Every kept audit entry, newest first."""
+        """Every kept audit entry once, in no particular order."""
 
     # -- traced calls ---------------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ import itertools
 import shutil
 import time
 from collections import deque
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ import msgspec
 
 from debugrelay.models import OutputEntry, SessionRecord, StoredProfile
 
-from .base import OUTPUT_BYTES, Lease, OutputPage, StateStore, bad_cursor, timestamp
+from .base import AUDIT_NAMES, OUTPUT_BYTES, AuditItem, Lease, OutputPage, StateStore, bad_cursor, timestamp
 from .evidence import EvidenceStore, FileEvidence, MemoryEvidence
 
 
@@ -53,9 +54,24 @@ class MemoryStore(StateStore):
         self._redactions: dict[str, dict[str, bytes]] = {}
         self._calls: dict[str, bytes] = {}
         self._audit: collections.deque[bytes] = collections.deque()
+        self._audit_of: dict[str, collections.deque[bytes]] = {}  # each credential's own, the last to write last
 
     async def save_session(self, record: SessionRecord) -> None:
         self._sessions[record.id] = msgspec.json.encode(record)
+
+    async def save_within(self, record: SessionRecord, limits: Sequence[tuple[str, int]]) -> tuple[str, int] | None:
+        # no await between the count and the save: one step on this event loop
+        held = dict.fromkeys((name for name, _ in limits), 0)
+        for sid, raw in self._sessions.items():
+            if sid != record.id:
+                for name in msgspec.json.decode(raw, type=SessionRecord).counted_against():
+                    if name in held:
+                        held[name] += 1
+        for name, limit in limits:
+            if held[name] >= limit:
+                return name, held[name]
+        self._sessions[record.id] = msgspec.json.encode(record)
+        return None
 
     async def get_session(self, session_id: str) -> SessionRecord | None:
         raw = self._sessions.get(session_id)
@@ -126,6 +142,13 @@ class MemoryStore(StateStore):
             return OutputPage(page, cursor, False, dropped, len(stream.entries), skipped=len(selected) - len(page))
         return OutputPage(page, cursor, len(selected) > limit, dropped, len(stream.entries))
 
+    async def output_before(self, session_id: str, cursor: str, limit: int) -> list[OutputEntry]:
+        stream = self._streams.get(session_id)
+        if stream is None or not cursor.isdigit():
+            return []
+        upto = int(cursor)
+        return [e for e in stream.entries if int(e.cursor) <= upto][-limit:]
+
     async def clear_output(self, session_id: str) -> None:
         stream = self._streams.get(session_id)
         if stream is not None:
@@ -138,13 +161,22 @@ class MemoryStore(StateStore):
     async def get_redactions(self, session_id: str) -> dict[str, bytes]:
         return dict(self._redactions.get(session_id, {}))
 
-    async def append_audit(self, entries: list[bytes], keep: int) -> None:
-        self._audit.extend(entries)
+    async def append_audit(self, entries: list[AuditItem], keep: int, keep_each: int) -> None:
+        for who, entry in entries:
+            self._audit.append(entry)
+            if who is not None:
+                own = self._audit_of.pop(who, None) or collections.deque()
+                own.append(entry)
+                while len(own) > keep_each:
+                    own.popleft()
+                self._audit_of[who] = own  # the last to write, last
         while len(self._audit) > keep:
             self._audit.popleft()
+        while len(self._audit_of) > AUDIT_NAMES:
+            del self._audit_of[next(iter(self._audit_of))]
 
     async def read_audit(self) -> list[bytes]:
-        return list(reversed(self._audit))
+        return list(dict.fromkeys(itertools.chain(self._audit, *self._audit_of.values())))
 
     async def save_traced_calls(self, session_id: str, data: bytes) -> None:
         self._calls[session_id] = data
@@ -153,7 +185,7 @@ class MemoryStore(StateStore):
         return self._calls.get(session_id)
 
     async def save_profile(self, name: str, profile: StoredProfile) -> None:
-        self._profiles[name] = StoredProfile(breakpoints=list(profile.breakpoints), saved_by=profile.saved_by)
+        self._profiles[name] = msgspec.structs.replace(profile, breakpoints=list(profile.breakpoints))
 
     async def get_profile(self, name: str) -> StoredProfile | None:
         return self._profiles.get(name)

@@ -11,6 +11,8 @@ Keys, all under the namespace (``DEBUGRELAY_REDIS_NAMESPACE``, default ``debugre
 - ``{ns}:instance:{id}``   string with a TTL: a relay replica's URL and start time
 - ``{ns}:calls:{id}``      string  the session's traced calls (JSON)
 - ``{ns}:profiles``        hash  profile name → breakpoint list JSON
+- ``{ns}:audit``           list  the audit trail's newest entries (JSON), newest first; ``…:audit-of:{name}``
+                           each credential's own newest, ``…:audit-names`` (sorted set) whose, by last write
 - ``{ns}:redactions:{id}`` hash  placeholder → redaction entry JSON (the secret it stands for)
 - ``{ns}:evidence:…``      the evidence namespace (:mod:`.redis_evidence`)
 
@@ -23,7 +25,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import msgspec
@@ -37,7 +39,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from debugrelay.errors import StoreUnavailable
 from debugrelay.models import BreakpointRecord, OutputEntry, SessionRecord, StoredProfile
 
-from .base import OUTPUT_BYTES, Lease, OutputPage, StateStore, bad_cursor, timestamp
+from .base import AUDIT_NAMES, OUTPUT_BYTES, AuditItem, Lease, OutputPage, StateStore, bad_cursor, timestamp
 from .redis_evidence import RedisEvidence
 
 log = logging.getLogger(__name__)
@@ -119,6 +121,35 @@ return 0
 """
 
 
+# KEYS: the sessions hash; ARGV: the record's id, its JSON, then (name, limit) per credential checked. A
+# record counts against its owner (created_by) and its maker (made_by) unless it is terminated
+# (SessionRecord.counted_against); one Redis cannot read is counted against nobody. Saved only when every
+# credential checked holds fewer than its limit: {} then, else {name, count} of the first that does not.
+_SAVE_WITHIN = """
+local held, limits = {}, {}
+for i = 3, #ARGV, 2 do
+  held[ARGV[i]] = 0
+  limits[#limits + 1] = {ARGV[i], tonumber(ARGV[i + 1])}
+end
+local all = redis.call('HGETALL', KEYS[1])
+for i = 1, #all, 2 do
+  if all[i] ~= ARGV[1] then
+    local ok, r = pcall(cjson.decode, all[i + 1])
+    if ok and type(r) == 'table' and r['status'] ~= 'terminated' then
+      local owner, maker = r['created_by'], r['made_by']
+      if type(owner) == 'string' and held[owner] then held[owner] = held[owner] + 1 end
+      if type(maker) == 'string' and maker ~= owner and held[maker] then held[maker] = held[maker] + 1 end
+    end
+  end
+end
+for _, limit in ipairs(limits) do
+  if held[limit[1]] >= limit[2] then return {limit[1], held[limit[1]]} end
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return {}
+"""
+
+
 class _LeaseValue(msgspec.Struct):
     owner: str
     url: str = ""
@@ -161,6 +192,7 @@ class RedisStore(StateStore):
         self._claim = client.register_script(_CLAIM)
         self._renew = client.register_script(_RENEW)
         self._release = client.register_script(_RELEASE)
+        self._save_within = client.register_script(_SAVE_WITHIN)
         self._evidence = RedisEvidence(self)
 
     @classmethod
@@ -233,6 +265,16 @@ class RedisStore(StateStore):
     async def save_session(self, record: SessionRecord) -> None:
         data = msgspec.json.encode(record)
         await self._call(lambda: self.client.hset(self._key("sessions"), record.id, data))
+
+    async def save_within(self, record: SessionRecord, limits: Sequence[tuple[str, int]]) -> tuple[str, int] | None:
+        args: list[str | bytes | int] = [record.id, msgspec.json.encode(record)]
+        for name, limit in limits:
+            args += [name, limit]
+        found = await self._call(lambda: self._save_within(keys=[self._key("sessions")], args=args))
+        if not found:
+            return None
+        name, count = found
+        return (name.decode() if isinstance(name, bytes) else str(name)), int(count)
 
     async def get_session(self, session_id: str) -> SessionRecord | None:
         async def run() -> list[Any]:
@@ -388,8 +430,18 @@ class RedisStore(StateStore):
         if newest:
             skipped = -1 if len(rows) > limit else 0
             rows = list(reversed(rows[:limit]))
+        entries = self._entries(key, rows[:limit])
+        dropped = 0
+        if first and since and since != "0" and _id_lt(since, first[0][0].decode()):
+            dropped = -1  # some entries after the cursor were dropped; the count is not kept
+        cursor = rows[:limit][-1][0].decode() if rows[:limit] else (since or "0")
+        if newest:
+            return OutputPage(entries, cursor, False, dropped, total, skipped=skipped)
+        return OutputPage(entries, cursor, len(rows) > limit, dropped, total)
+
+    def _entries(self, key: str, rows: list[Any]) -> list[OutputEntry]:
         entries = []
-        for entry_id, fields in rows[:limit]:
+        for entry_id, fields in rows:
             try:
                 entries.append(
                     OutputEntry(
@@ -401,13 +453,17 @@ class RedisStore(StateStore):
                 )
             except (KeyError, ValueError, UnicodeDecodeError):
                 self._warn_once(f"entry:{key}:{entry_id!r}", "skipping unreadable output entry %r of %s", entry_id, key)
-        dropped = 0
-        if first and since and since != "0" and _id_lt(since, first[0][0].decode()):
-            dropped = -1  # some entries after the cursor were dropped; the count is not kept
-        cursor = rows[:limit][-1][0].decode() if rows[:limit] else (since or "0")
-        if newest:
-            return OutputPage(entries, cursor, False, dropped, total, skipped=skipped)
-        return OutputPage(entries, cursor, len(rows) > limit, dropped, total)
+        return entries
+
+    async def output_before(self, session_id: str, cursor: str, limit: int) -> list[OutputEntry]:
+        if not _CURSOR.match(cursor) or cursor == "0":
+            return []
+        key = self._key("output", session_id)
+        try:
+            rows = await self._call(lambda: self.client.xrevrange(key, max=cursor, min="-", count=limit))
+        except ResponseError:
+            return []  # not a stream: read_output says so
+        return self._entries(key, list(rows or [])[::-1])
 
     async def clear_output(self, session_id: str) -> None:
         await self._call(
@@ -431,19 +487,49 @@ class RedisStore(StateStore):
 
     # -- traced calls ------------------------------------------------------------------------
 
-    async def append_audit(self, entries: list[bytes], keep: int) -> None:
+    async def append_audit(self, entries: list[AuditItem], keep: int, keep_each: int) -> None:
+        names = self._key("audit-names")
+
         async def run() -> list[Any]:
             async with self.client.pipeline(transaction=True) as pipe:
-                pipe.lpush(self._key("audit"), *entries)
+                now = time.time()
+                for who, entry in entries:
+                    pipe.lpush(self._key("audit"), entry)
+                    if who is not None:
+                        pipe.lpush(self._key("audit-of", who), entry)
+                        pipe.ltrim(self._key("audit-of", who), 0, keep_each - 1)
+                        pipe.zadd(names, {who: now})
                 pipe.ltrim(self._key("audit"), 0, keep - 1)
+                pipe.zcard(names)
                 return await pipe.execute()
 
+        async def prune(excess: int) -> None:
+            gone = [
+                n.decode() if isinstance(n, bytes) else str(n) for n in await self.client.zrange(names, 0, excess - 1)
+            ]
+            if gone:
+                async with self.client.pipeline(transaction=True) as pipe:
+                    pipe.delete(*(self._key("audit-of", n) for n in gone))
+                    pipe.zrem(names, *gone)
+                    await pipe.execute()
+
         if entries:
-            await self._call(run)
+            counted = (await self._call(run))[-1]
+            if isinstance(counted, int) and counted > AUDIT_NAMES:  # those that wrote longest ago go
+                await self._call(lambda: prune(counted - AUDIT_NAMES))
 
     async def read_audit(self) -> list[bytes]:
-        raw = await self._call(lambda: self.client.lrange(self._key("audit"), 0, -1))
-        return [item for item in raw if isinstance(item, bytes)]
+        async def run() -> list[Any]:
+            names = await self.client.zrange(self._key("audit-names"), 0, -1)
+            async with self.client.pipeline(transaction=False) as pipe:
+                pipe.lrange(self._key("audit"), 0, -1)
+                for name in names:
+                    pipe.lrange(self._key("audit-of", name.decode() if isinstance(name, bytes) else str(name)), 0, -1)
+                return await pipe.execute(raise_on_error=False)
+
+        found = await self._call(run)
+        lists = [items for items in found if isinstance(items, list)]  # a key of the wrong type reads as none
+        return list(dict.fromkeys(item for items in lists for item in items if isinstance(item, bytes)))
 
     async def save_traced_calls(self, session_id: str, data: bytes) -> None:
         await self._call(lambda: self.client.set(self._key("calls", session_id), data))

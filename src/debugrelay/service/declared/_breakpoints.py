@@ -52,6 +52,7 @@ class BreakpointOperations(abc.ABC):
         wire={"requests": "breakpoints"},
         routed=False,
         owner_when=lambda a: any(runs_code(r) for r in a.get("requests") or ()),
+        current="new",
     )
     @abc.abstractmethod
     async def add_breakpoints(self, session_id: str, requests: list[BreakpointRequest]) -> list[BreakpointView]:
@@ -99,6 +100,7 @@ class BreakpointOperations(abc.ABC):
         "Pause on raised/uncaught exceptions, optionally only of given types (and subclasses)",
         tag="breakpoints",
         named="ExceptionBreakpointsBody",
+        current="new",
     )
     @abc.abstractmethod
     async def set_exception_breakpoints(

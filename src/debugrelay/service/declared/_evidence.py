@@ -68,6 +68,7 @@ class EvidenceOperations(abc.ABC):
         status=201,
         body="request",
         access="owner",
+        current="new",
     )
     @abc.abstractmethod
     async def add_capture(self, session_id: str, request: CaptureRequest) -> CapturePoint:

@@ -23,6 +23,7 @@ class TraceOperations(abc.ABC):
         tag="traces",
         status=201,
         body="request",
+        current="new",
     )
     @abc.abstractmethod
     async def add_trace(self, session_id: str, request: TraceRequest) -> Trace:

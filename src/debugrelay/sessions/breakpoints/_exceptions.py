@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 
 
 async def set_exception_filters(session: Session, filters: list[str], exception_types: list[str]) -> ExceptionFilters:
-    """Validate, store and (when a target runs) apply exception breakpoints; all-or-nothing."""
+    """Validate, store and (when a target runs) apply exception breakpoints; all-or-nothing. They are the
+    session's own: each later launch that gives no ``stop_on_exception`` runs with them."""
     bad = [f for f in filters if f not in EXCEPTION_FILTERS]
     if bad:
         raise InvalidRequest(
@@ -38,13 +39,13 @@ async def set_exception_filters(session: Session, filters: list[str], exception_
         exception_types=[t.strip() for t in exception_types],
     )
     async with session.lock:
-        previous = session.record.exception_filters
-        session.record.exception_filters = wanted
+        previous = session.record.exception_filters, session.record.exception_setting
+        session.record.exception_filters = session.record.exception_setting = wanted
         if live_client(session) is not None:
             try:
                 await apply_exception_filters(session)
             except BaseException:
-                session.record.exception_filters = previous
+                session.record.exception_filters, session.record.exception_setting = previous
                 raise
         await session.save()
     return wanted

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from debugrelay.errors import BreakpointNotFound, InvalidLine, InvalidRequest, RelayError
+from debugrelay.errors import BreakpointNotFound, InvalidLine, InvalidRequest, RelayError, Unsealed
 from debugrelay.models import BreakpointRecord, BreakpointRequest, BreakpointUpdate, SessionRecord
 
 from ._checks import resolve_function, verify_locally
@@ -154,6 +154,11 @@ async def remove_all(session: Session) -> list[BreakpointRecord]:
 async def update(session: Session, bp_id: str, change: BreakpointUpdate) -> BreakpointRecord:
     """Change condition, hit condition, log message, enabled or line; all-or-nothing."""
     bp = find(session.record, bp_id)
+    if bp.unsealed:  # its code was not sealed by this relay: only removing it is allowed
+        raise Unsealed(
+            f"breakpoint {bp_id} was read back from the state store unsealed: it is never sent to the target",
+            details={"breakpoint_id": bp_id},
+        )
     new = msgspec.structs.replace(bp)
     if change.condition is not None:
         new.condition = change.condition if change.condition.strip() else None

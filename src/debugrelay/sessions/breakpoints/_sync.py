@@ -105,7 +105,7 @@ async def sync_all(session: Session) -> None:
 
 def _recheck_all(record: SessionRecord, roots: SourceRoots) -> None:
     for bp in record.breakpoints:
-        if bp.internal:
+        if bp.internal or bp.unsealed:  # an unsealed one is not set: nothing to check of it
             continue
         if bp.kind == "function":
             resolve_function(record, bp, roots)
@@ -252,19 +252,58 @@ def first_entry_test(bp: BreakpointRecord, roots: SourceRoots) -> str | None:
     )
 
 
+_COMPREHENSIONS = ("<genexpr>", "<listcomp>", "<setcomp>", "<dictcomp>")
+
+
+def inner_frame_test(bp: BreakpointRecord, roots: SourceRoots) -> str | None:
+    """A Python expression, false in the frame of a comprehension or generator expression at a line the
+    code around it runs too, or None for a line without one (the text of ``_debugrelay_bp._inside``).
+
+    Python 3.11 runs ``sum(f(x) for x in xs)`` and ``[f(x) for x in xs]`` in frames of their own, each
+    firing a 'line' event per item on the line; 3.12+ does so for a generator expression. debugpy would
+    stop there once per item after the stop in the outer frame: the line ran once.
+    """
+    where = _comprehension_line(bp, roots)
+    if where is None:
+        return None
+    name, line = where
+    frame = (
+        f"next((f for f, n in __import__('traceback').walk_stack(None) "
+        f"if n == {line} and f.f_code.co_filename.endswith({name!r})), None)"
+    )
+    outer = "next((o for o, _ in __import__('traceback').walk_stack(f.f_back) if f.f_code in o.f_code.co_consts), None)"
+    runs_line = (
+        f"(lambda o: {line} in [n for _, _, n in o.f_code.co_lines()] if o is not None "
+        f"and hasattr(o.f_code, 'co_lines') else f.f_code.co_firstlineno == {line})({outer})"
+    )
+    return f"(lambda f: f is None or f.f_code.co_name not in {_COMPREHENSIONS!r} or not {runs_line})({frame})"
+
+
 def compiled_check(record: SessionRecord, bp: BreakpointRecord, roots: SourceRoots) -> str | None:
     """What debugpy evaluates on each run of the line, for a launched target: one attribute of the builtin
     its start-up hook installs (``_boot/_debugrelay_bp.py``: the checks compiled there once), the
     breakpoint's JSON in its name. It gives whether to stop or, for a logpoint, the message (empty: none
-    this time). None when the breakpoint needs no check (a plain one on a one-line statement)."""
+    this time). None when the breakpoint needs no check (a plain one on a one-line statement without a
+    comprehension)."""
     condition = compile_expression(bp.condition, "condition") if bp.condition else None
     hit = parse_hit_condition(bp.hit_condition) if bp.hit_condition else None
     first = _statement_span(bp, roots)
     message = log_expression(bp.log_message) if bp.log_message else None
-    if condition is None and hit is None and first is None and message is None:
+    inner = _comprehension_line(bp, roots)
+    if condition is None and hit is None and first is None and message is None and inner is None:
         return None
-    spec = json.dumps([_hits_key(record, bp), condition, hit, first, message], separators=(",", ":"))
+    fields = [_hits_key(record, bp), condition, hit, first, message, inner]
+    spec = json.dumps(fields if inner is not None else fields[:5], separators=(",", ":"))
     return "_debugrelay_check._" + base64.b32encode(spec.encode()).decode().rstrip("=")
+
+
+def _comprehension_line(bp: BreakpointRecord, roots: SourceRoots) -> tuple[str, int] | None:
+    """(file name, line) of a line breakpoint on a line holding a comprehension or generator expression."""
+    if bp.kind != "line" or bp.file is None or bp.line is None:
+        return None
+    info = roots.analyze(bp.file)
+    line = bp.actual_line or bp.line
+    return (os.path.basename(bp.file), line) if info is not None and line in info.comprehensions else None
 
 
 def _statement_span(bp: BreakpointRecord, roots: SourceRoots) -> tuple[str, int, int] | None:
@@ -294,6 +333,7 @@ def _dap_args(record: SessionRecord, bp: BreakpointRecord, roots: SourceRoots) -
     condition = compile_expression(bp.condition, "condition") if bp.condition else None
     hits = hit_test(record, bp)
     first = first_entry_test(bp, roots)
+    inner = inner_frame_test(bp, roots)
     runs = runs_test(record, bp)
     if condition and hits:
         condition = f"({condition}) and {hits}"
@@ -301,6 +341,8 @@ def _dap_args(record: SessionRecord, bp: BreakpointRecord, roots: SourceRoots) -
         condition = hits
     if runs:
         condition = f"{runs} and ({condition})"
+    if inner:
+        condition = f"{inner} and ({condition})" if condition else inner
     if first:
         # checked first: a second event of one execution neither stops nor counts as a hit
         condition = f"{first} and ({condition})" if condition else first
@@ -327,7 +369,7 @@ async def sync_file(session: Session, path: str) -> None:
     members = [
         b
         for b in record.breakpoints
-        if b.file == path and b.line is not None and b.enabled and b.verified and not b.pending
+        if b.file == path and b.line is not None and b.enabled and b.verified and not b.pending and not b.unsealed
     ]
     by_line: dict[int, list[BreakpointRecord]] = {}
     for bp in members:
@@ -375,6 +417,7 @@ async def sync_functions(session: Session) -> None:
         for b in session.record.breakpoints
         if b.kind == "function"
         and b.enabled
+        and not b.unsealed
         and b.file is None
         and not b.pending
         and b.function
@@ -417,7 +460,13 @@ async def read_hits(session: Session, frame_id: int, hit: list[str]) -> None:
     for bp in record.breakpoints:
         if client is None or bp.id not in hit or not bp.hit_condition:
             continue
-        expression = f"__import__('sys').__dict__.get('_debugrelay_hits', {{}}).get({_hits_key(record, bp)!r}, 0)"
+        # launched: the start-up hook's checks count there; attached: the checks spelled out count in sys
+        hits = (
+            "getattr(__import__('sys').modules.get('_debugrelay_bp'), '_hits', {})"
+            if record.mode == "launch"
+            else "__import__('sys').__dict__.get('_debugrelay_hits', {})"
+        )
+        expression = f"{hits}.get({_hits_key(record, bp)!r}, 0)"
         with contextlib.suppress(RelayError, ValueError, TypeError):
             body = await client.request(
                 "evaluate", {"expression": expression, "frameId": frame_id, "context": "clipboard"}

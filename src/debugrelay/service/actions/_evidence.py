@@ -1,43 +1,23 @@
-"""MCP tools for seed 002's evidence: snapshots, post-mortem, capture points, evidence pages, pattern
-analysis; and the prompt that carries the seed's hypothesis -> test -> evaluate workflow."""
+"""The evidence actions: snapshots, post-mortem, capture points, traces, evidence pages, pattern analysis."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from mcp.server.mcpserver.prompts.base import Prompt
 from pydantic import Field
 
 from debugrelay.errors import InvalidRequest
 from debugrelay.models import CaptureRequest, SnapshotBounds, TraceRequest
-from debugrelay.service import policy
 
-from ._stops import plain
-from ._tools import SessionId, ToolGroup, tool
-
-WORKFLOW = """\
-Investigate {problem} in the debugrelay session {session} like a seasoned debugger: hypothesis -> \
-test -> evaluate, cheapest evidence first.
-
-1. Collect: debug_analyze(take=2) takes two snapshots a second apart and names known patterns \
-(deadlock, starvation, busy loop, exception storm, stuck asyncio task, blocked event loop, leak) \
-with their evidence ids. For a crash, debug_snapshot(snapshot_id='post_mortem') or exception_autopsy.
-2. Hypothesis: state ONE cause that the evidence points at (a matched pattern is a strong hint, \
-not a proof).
-3. Test with 2-3 targeted calls: debug_evidence(id, grep=...) on a snapshot, a capture point \
-(debug_capture at the suspect line with the expressions that would confirm it, then \
-debug_capture(capture_id) for its rows), or debug_evaluate while paused.
-4. Evaluate: confirmed, rejected or inconclusive. Rejected -> a new hypothesis; inconclusive -> \
-more evidence, then test again. Go deeper only after a confirmation.
-5. Report the root cause with the evidence ids that show it, and challenge your own conclusion: \
-what would contradict it, and did you look? Prefer a fix the evidence supports over a guess.
-"""
+from .. import policy
+from ._declare import ActionGroup, SessionId, action
+from ._events import plain
 
 
-class EvidenceTools(ToolGroup):
+class EvidenceTools(ActionGroup):
     """Evidence about the whole program, kept by the relay: snapshots, patterns, capture points."""
 
-    @tool(core=False, marks_unpersisted=False)
+    @action(core=False, marks_unpersisted=False)
     async def debug_snapshot(
         self,
         *,
@@ -53,7 +33,7 @@ class EvidenceTools(ToolGroup):
             return plain(await self.backend.snapshot(sid, snapshot_id))
         return plain(await self.backend.take_snapshot(sid, SnapshotBounds()))
 
-    @tool(core=False, marks_unpersisted=False)
+    @action(core=False, marks_unpersisted=False)
     async def debug_analyze(
         self,
         *,
@@ -67,7 +47,7 @@ class EvidenceTools(ToolGroup):
         sid = await self._sid(session_id)
         return plain(await self.backend.analyze(sid, snapshot_ids, take=take, interval=interval))
 
-    @tool(core=False, marks_unpersisted=False)
+    @action(core=False, marks_unpersisted=False)
     async def debug_capture(
         self,
         *,
@@ -95,7 +75,7 @@ class EvidenceTools(ToolGroup):
             )
         sid = await self._sid_or_new(session_id)  # before a launch too, as a breakpoint is set
         request = CaptureRequest(
-            file=policy.absolute(file, await policy.session_folder(self.backend, sid)),
+            file=policy.absolute(file, await policy.relative_base(self.backend, sid)),
             line=line,
             expressions=expressions or ["locals"],
             condition=condition,
@@ -104,30 +84,31 @@ class EvidenceTools(ToolGroup):
         )
         return {"session_id": sid, **plain(await self.backend.add_capture(sid, request))}
 
-    @tool(marks_unpersisted=False)
+    @action(marks_unpersisted=False)
     async def debug_trace(
         self,
         *,
         function: Annotated[str | None, Field(description="Trace 'file.py:Class.method'.")] = None,
         keep: Annotated[int, Field(description="Calls kept.", ge=1, le=100_000)] = 1000,
         callees: Annotated[bool, Field(description="Its direct callees too.")] = False,
-        calls: Annotated[str | None, Field(description="List this function's calls ('*': all).")] = None,
+        reprs: Annotated[bool, Field(description="Values by their own __repr__.")] = False,
+        calls: Annotated[str | None, Field(description="Its calls ('*': all).")] = None,
         outcome: Annotated[Literal["returned", "raised", "running"] | None, Field(description="Only these.")] = None,
         match: Annotated[str | None, Field(description="Text in an arg or result.")] = None,
         offset: Annotated[int, Field(description="First call listed.", ge=0)] = 0,
         limit: Annotated[int, Field(description="Calls listed.", ge=1, le=1000)] = 20,
-        call_id: Annotated[str | None, Field(description="Read this call's run.")] = None,
+        call_id: Annotated[str | None, Field(description="A call's run.")] = None,
         remove: Annotated[str | None, Field(description="A trace_id to stop.")] = None,
         session_id: SessionId = None,
     ) -> dict[str, Any]:
-        """Every call of a function (args, result or raise) and a call's run line by line with what each line
-        changed. Beats stepping when a value goes wrong across many calls or loops: trace, launch, find the
-        call (calls, match), read it (call_id)."""
+        """Every call of a function (args, result or raise), a call's run line by line with what each line
+        changed. Beats stepping when a value goes wrong over many calls: launch with trace=[...], find
+        it (calls, match: a lone one with its run)."""
         if function is not None:
-            folder = await policy.session_folder(self.backend, session_id) if session_id else None
+            folder = await policy.relative_base(self.backend, session_id) if session_id else None
             named = policy.traced_function(function, folder)
             sid = await policy.session_for_trace(self.backend, session_id, named)  # before a launch too
-            request = TraceRequest(function=named, keep=keep, callees=callees)
+            request = TraceRequest(function=named, keep=keep, callees=callees, reprs=reprs)
             return {"session_id": sid, **plain(await self.backend.add_trace(sid, request))}
         sid = await self._sid(session_id)
         if remove is not None:
@@ -136,13 +117,21 @@ class EvidenceTools(ToolGroup):
             return plain(await self.backend.traced_call(sid, call_id))
         if calls is not None or outcome is not None or match is not None:
             name = None if calls in (None, "*", "") else calls
-            found = await self.backend.traced_calls(
-                sid, function=name, outcome=outcome, match=match, offset=offset, limit=limit
+            found = plain(
+                await self.backend.traced_calls(
+                    sid, function=name, outcome=outcome, match=match, offset=offset, limit=limit
+                )
             )
-            return plain(found)
+            found["calls"] = [_brief_call(c) for c in found.get("calls") or []]
+            if found.get("total") == 1 and len(found["calls"]) == 1:  # the one call found: its run, read next
+                run = plain(await self.backend.traced_call(sid, found["calls"][0]["call_id"]))
+                found["calls"][0]["run"] = run.get("events", [])
+                if run.get("cut"):
+                    found["calls"][0]["cut"] = run["cut"]
+            return found
         return plain(await self.backend.traces(sid))
 
-    @tool(read_only=True, core=False)
+    @action(read_only=True, core=False)
     async def debug_evidence(
         self,
         evidence_id: Annotated[str, Field(description="ev-... from a snapshot, table or analysis.")],
@@ -155,10 +144,11 @@ class EvidenceTools(ToolGroup):
         return plain(await self.backend.evidence(evidence_id, offset=offset, limit=limit, grep=grep))
 
 
-def investigate(problem: str = "the problem", session_id: str = "(the most recent)") -> str:
-    """The hypothesis -> test -> evaluate workflow for a hang, a crash, a leak or a slow program."""
-    return WORKFLOW.format(problem=problem, session=session_id)
-
-
-def prompts() -> list[Prompt]:
-    return [Prompt.from_function(investigate, name="investigate", description=investigate.__doc__)]
+def _brief_call(call: dict[str, Any]) -> dict[str, Any]:
+    """A listed call without what its id already says (the process: ``PID.N``) or what goes without
+    saying (the main thread)."""
+    if str(call.get("call_id", "")).startswith(f"{call.get('pid')}."):
+        call.pop("pid", None)
+    if call.get("thread") == "MainThread":
+        call.pop("thread")
+    return call

@@ -6,21 +6,24 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from debugrelay.models import AttachSpec, LaunchRequest, PathMapping, ReadyWhen, joined_output
-from debugrelay.service import policy
+from debugrelay.errors import InvalidRequest
+from debugrelay.models import AttachSpec, LaunchRequest, PathMapping, ReadyWhen, TraceRequest, joined_output
+from debugrelay.models._traces import MAX_TRACES_PER_SESSION
 
-from ._stops import compact_breakpoint, plain
-from ._tools import ContinueTimeout, SessionId, ToolGroup, WithLocals, tool
+from .. import policy
+from .._asking import asking_folder
+from ._declare import ActionGroup, ContinueTimeout, SessionId, WithLocals, action
+from ._events import compact_breakpoint, plain
 
 
-class StartTools(ToolGroup):
+class StartTools(ActionGroup):
     """Run a program under the debugger, or attach to one that runs."""
 
-    @tool()
+    @action()
     async def debug_launch(
         self,
         *,
-        script: Annotated[str | None, Field(description="Absolute, or relative to cwd.")] = None,
+        script: Annotated[str | None, Field(description="Absolute, or relative to your folder.")] = None,
         module: Annotated[str | None, Field(description="Or `python -m` this.")] = None,
         args: Annotated[list[str] | None, Field(description="Program arguments.")] = None,
         test: Annotated[
@@ -28,16 +31,20 @@ class StartTools(ToolGroup):
             Field(description="A pytest node id; pauses at failing asserts."),
         ] = None,
         env: Annotated[dict[str, str] | None, Field(description="Extra environment.")] = None,
-        cwd: Annotated[str | None, Field(description="Relative paths start here.")] = None,
+        cwd: Annotated[str | None, Field(description="Where it runs (default: the script's folder).")] = None,
         python: Annotated[str | None, Field(description="Interpreter.")] = None,
         breakpoints: Annotated[
             list[str] | None,
             Field(description="'FILE:LINE' to set first."),
         ] = None,
+        trace: Annotated[
+            list[str] | None,
+            Field(description="FILE:FUNC to trace."),
+        ] = None,
         stop_on_entry: Annotated[bool, Field(description="Pause on the first line.")] = False,
         stop_on_exception: Annotated[
             Literal["uncaught", "raised", "none"] | None,
-            Field(description="'uncaught' (default), 'raised': every raise; omitted: unchanged."),
+            Field(description="'uncaught' (default), 'raised': every raise; this run only."),
         ] = None,
         session_id: Annotated[
             str | None,
@@ -45,11 +52,24 @@ class StartTools(ToolGroup):
         ] = None,
         children: bool = False,
         port: Annotated[int | None, Field(description="A service: answer once it listens here; its URL.")] = None,
+        publish: Annotated[list[int] | None, Field(description="More ports at URLs.")] = None,
+        launcher: Annotated[
+            Literal["local", "docker", "kubernetes"] | None, Field(description="Default: the relay's.")
+        ] = None,
+        image: Annotated[str | None, Field(description="Container image.")] = None,
         timeout: ContinueTimeout = 30,
         locals: WithLocals = True,
     ) -> dict[str, Any]:
         """Run a Python program under the debugger (again: a restart); answers its first event."""
-        script = policy.absolute(script, cwd) if script else None
+        script = policy.absolute(script) if script else None  # paths start in your folder, as every one does
+        # a relative cwd starts in the folder the agent asks from; a module or a test runs there by default
+        cwd = policy.absolute(cwd) if cwd else (None if script else asking_folder())
+        if len(trace or []) > MAX_TRACES_PER_SESSION:  # refused before anything is set
+            raise InvalidRequest(
+                f"at most {MAX_TRACES_PER_SESSION} functions are traced in a session",
+                details={"trace": len(trace or [])},
+                hint="Trace the functions the value passes through, not every one.",
+            )
         if test is not None and script is None and module is None:
             module = "pytest"
         prepared = await policy.prepare_launch(
@@ -58,10 +78,13 @@ class StartTools(ToolGroup):
             script=script,
             module=module,
             breakpoints=breakpoints or [],
-            folder=policy.launch_folder(script, cwd),
+            folder=asking_folder() or policy.launch_folder(script, cwd),
             stop_on_exception=stop_on_exception,
         )
         sid = prepared.session_id
+        for function in trace or []:  # before the run: its first calls are recorded too
+            named = policy.traced_function(function, asking_folder() or policy.launch_folder(script, cwd))
+            await self.backend.add_trace(sid, TraceRequest(function=named))
         spec = LaunchRequest(
             script=script,
             module=module,
@@ -70,17 +93,20 @@ class StartTools(ToolGroup):
             cwd=cwd,
             python=python,
             stop_on_entry=stop_on_entry,
-            stop_on_exception=stop_on_exception or "uncaught",
+            stop_on_exception=prepared.stop_on_exception,
             test=test,
             debug_subprocesses=children,
             ready=ReadyWhen(port=port) if port is not None else None,
-            ports=[port] if port is not None else [],
+            ports=list(dict.fromkeys([*([port] if port is not None else []), *(publish or [])])),
+            launcher=launcher,
+            image=image,
         )
         status, notes = await policy.launch_and_wait(self.backend, prepared, spec, timeout, details=locals)
         waited = 0 if port is not None else timeout  # a service: it listens (or stopped, or ended) by now
-        return {**await self.stops.event(sid, status, with_locals=locals, waited=waited), **notes}
+        event = await self.stops.event(sid, status, with_locals=locals, waited=waited, serving=port is not None)
+        return {**event, **notes}
 
-    @tool()
+    @action()
     async def debug_attach(
         self,
         *,
@@ -101,10 +127,10 @@ class StartTools(ToolGroup):
         return await self.stops.event(sid, await self.backend.status(sid), with_locals=False)
 
 
-class SessionTools(ToolGroup):
+class SessionTools(ActionGroup):
     """A session as the relay keeps it: its state, what the program printed, its end."""
 
-    @tool(read_only=True)
+    @action(read_only=True)
     async def debug_status(self, *, session_id: SessionId = None) -> dict[str, Any]:
         """The session from the relay's records (cheap): stop or exit, launch, breakpoints, hits, other
         sessions."""
@@ -138,7 +164,7 @@ class SessionTools(ToolGroup):
             out["other_sessions"] = others
         return out
 
-    @tool(read_only=True)
+    @action(read_only=True)
     async def debug_output(
         self,
         *,
@@ -156,7 +182,7 @@ class SessionTools(ToolGroup):
             out["dropped"] = page.dropped
         return out
 
-    @tool()
+    @action()
     async def debug_disconnect(
         self,
         *,

@@ -7,10 +7,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from debugrelay.service import DebugService
-
-from ._stops import compact_autopsy, compact_variable, plain
-from ._tools import FrameIndex, LibraryFrames, SessionId, ThreadId, ToolGroup, tool
+from .._base import DebugService
+from ._declare import ActionGroup, FrameIndex, LibraryFrames, SessionId, ThreadId, action
+from ._events import compact_autopsy, compact_variable, plain
 
 
 async def evaluated(
@@ -32,10 +31,10 @@ async def evaluated(
     return out
 
 
-class FrameTools(ToolGroup):
+class FrameTools(ActionGroup):
     """The debugger's everyday reads of the stopped frame: its locals, an expression, the stack."""
 
-    @tool(read_only=True)
+    @action(read_only=True)
     async def debug_variables(
         self,
         *,
@@ -57,7 +56,7 @@ class FrameTools(ToolGroup):
                 out.update(total=page.total, has_more=True)
         return out
 
-    @tool()
+    @action()
     async def debug_evaluate(
         self,
         *,
@@ -82,7 +81,7 @@ class FrameTools(ToolGroup):
             out["note"] = "its value comes with the next stop"
         return {"session_id": sid, **out}
 
-    @tool(read_only=True)
+    @action(read_only=True)
     async def debug_stacktrace(
         self,
         *,
@@ -96,10 +95,10 @@ class FrameTools(ToolGroup):
         return plain(await self.backend.stacktrace(sid, thread_id, 0, max_frames, library=library))
 
 
-class InspectionTools(ToolGroup):
+class InspectionTools(ActionGroup):
     """Reads in depth: any scope or thread, paged stacks, an object's fields, the exception's autopsy."""
 
-    @tool(read_only=True)
+    @action(read_only=True)
     async def threads_list(
         self,
         *,
@@ -120,7 +119,7 @@ class InspectionTools(ToolGroup):
             answer.update(processes)
         return answer
 
-    @tool(read_only=True)
+    @action(read_only=True)
     async def stacktrace_get(
         self,
         *,
@@ -134,7 +133,7 @@ class InspectionTools(ToolGroup):
         sid = await self._sid(session_id)
         return plain(await self.backend.stacktrace(sid, thread_id, start_frame, max_frames, library=library))
 
-    @tool(read_only=True)
+    @action(read_only=True)
     async def variables_get(
         self,
         *,
@@ -166,7 +165,7 @@ class InspectionTools(ToolGroup):
             out.update(total=result.total, has_more=True)
         return out
 
-    @tool(marks_unpersisted=False)
+    @action(marks_unpersisted=False)
     async def evaluate(
         self,
         *,
@@ -182,7 +181,7 @@ class InspectionTools(ToolGroup):
             self.backend, sid, expression, frame_index=frame_index, thread_id=thread_id, format=format
         )
 
-    @tool(read_only=True)
+    @action(read_only=True)
     async def object_inspect(
         self,
         *,
@@ -200,7 +199,7 @@ class InspectionTools(ToolGroup):
             )
         )
 
-    @tool(read_only=True)
+    @action(read_only=True)
     async def exception_autopsy(
         self,
         *,
@@ -219,7 +218,7 @@ class InspectionTools(ToolGroup):
         )
         return compact_autopsy(plain(found))
 
-    @tool(read_only=True)
+    @action(read_only=True)
     async def debug_redactions(self, *, session_id: SessionId = None) -> dict[str, Any]:
         """The placeholders hidden in this session's answers: rule, where, when (never the value)."""
         return plain(await self.backend.redactions(await self._sid(session_id)))

@@ -9,13 +9,13 @@ from pydantic import Field
 
 from debugrelay.models import HttpCall
 
-from ._tools import ContinueTimeout, SessionId, ToolGroup, WithLocals, tool
+from ._declare import ActionGroup, ContinueTimeout, SessionId, WithLocals, action
 
 
-class ServiceTools(ToolGroup):
+class ServiceTools(ActionGroup):
     """A program that serves requests (a web app): send one and see where it stops."""
 
-    @tool(core=False)
+    @action(core=False)
     async def debug_request(
         self,
         *,

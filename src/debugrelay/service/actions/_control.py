@@ -3,27 +3,28 @@ Each that runs the program waits for its next event and answers it."""
 
 from __future__ import annotations
 
+import contextlib
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from debugrelay.errors import InvalidRequest
+from debugrelay.errors import InvalidRequest, RelayError
+from debugrelay.models import BreakpointRequest
 from debugrelay.models.limits import ResumeCommand
-from debugrelay.service import policy
-from debugrelay.sessions import BreakpointRequest
 
-from ._stops import compact_breakpoint, plain
-from ._tools import ContinueTimeout, SessionId, StepTimeout, ThreadId, ToolGroup, WithLocals, tool
+from .. import policy
+from ._declare import ActionGroup, ContinueTimeout, SessionId, StepTimeout, ThreadId, WithLocals, action
+from ._events import compact_breakpoint, plain
 
 
-class BreakpointTools(ToolGroup):
+class BreakpointTools(ActionGroup):
     """Line, function and exception breakpoints, set before or during a run."""
 
-    @tool()
+    @action()
     async def debug_set_breakpoint(
         self,
         *,
-        file: Annotated[str | None, Field(description="Absolute, or relative to the launch's cwd.")] = None,
+        file: Annotated[str | None, Field(description="Absolute, or relative to your folder.")] = None,
         line: Annotated[int | None, Field(description="1-based line.", ge=1)] = None,
         function: Annotated[
             str | None,
@@ -42,7 +43,7 @@ class BreakpointTools(ToolGroup):
         sid = await self._sid_or_new(session_id)
         if not function and (not file or line is None):
             raise InvalidRequest("give file and line, or function", hint="e.g. file='/app/main.py', line=42")
-        folder = None if function else await policy.session_folder(self.backend, sid)
+        folder = None if function else await policy.relative_base(self.backend, sid)
         request = BreakpointRequest(
             file=None if function else policy.absolute(str(file), folder),
             line=None if function else line,
@@ -54,7 +55,7 @@ class BreakpointTools(ToolGroup):
         created = await self.backend.add_breakpoints(sid, [request])
         return {"session_id": sid, **compact_breakpoint(created[0])}
 
-    @tool()
+    @action()
     async def debug_remove_breakpoint(
         self,
         *,
@@ -68,7 +69,7 @@ class BreakpointTools(ToolGroup):
         await self.backend.remove_breakpoint(sid, breakpoint_id)
         return {"session_id": sid, "removed": breakpoint_id}
 
-    @tool()
+    @action()
     async def debug_set_exception_breakpoints(
         self,
         *,
@@ -85,7 +86,7 @@ class BreakpointTools(ToolGroup):
         return {"session_id": sid, **plain(result)}
 
 
-class ControlTools(ToolGroup):
+class ControlTools(ActionGroup):
     """Resume, step, pause or wait: each answers the event that follows (a stop, the end, or still running)."""
 
     async def _resumed(
@@ -95,7 +96,7 @@ class ControlTools(ToolGroup):
         status = await self.backend.resume(sid, command, thread_id, timeout, details=locals)
         return await self.stops.event(sid, status, with_locals=locals, waited=timeout)
 
-    @tool()
+    @action()
     async def debug_continue(
         self,
         *,
@@ -107,7 +108,7 @@ class ControlTools(ToolGroup):
         """Resume until the next breakpoint, exception or the end."""
         return await self._resumed("continue", session_id, thread_id, timeout, locals)
 
-    @tool()
+    @action()
     async def debug_step_over(
         self,
         *,
@@ -119,7 +120,7 @@ class ControlTools(ToolGroup):
         """Run the current line, calls included; pause on the next."""
         return await self._resumed("step-over", session_id, thread_id, timeout, locals)
 
-    @tool()
+    @action()
     async def debug_step_into(
         self,
         *,
@@ -131,7 +132,7 @@ class ControlTools(ToolGroup):
         """Into the function called on the current line."""
         return await self._resumed("step-into", session_id, thread_id, timeout, locals)
 
-    @tool()
+    @action()
     async def debug_step_out(
         self,
         *,
@@ -143,7 +144,33 @@ class ControlTools(ToolGroup):
         """Finish the function; pause in its caller (return value in locals)."""
         return await self._resumed("step-out", session_id, thread_id, timeout, locals)
 
-    @tool()
+    @action()
+    async def debug_run_to(
+        self,
+        *,
+        file: Annotated[str, Field(description="Absolute, or relative to your folder.")],
+        line: Annotated[int, Field(ge=1)],
+        session_id: SessionId = None,
+        thread_id: ThreadId = None,
+        timeout: ContinueTimeout = 30,
+        locals: WithLocals = True,
+    ) -> dict[str, Any]:
+        """Continue to FILE:LINE (a breakpoint for this call only); answers the stop there, or an earlier one."""
+        sid = await self._sid(session_id)
+        path = policy.absolute(file, await policy.relative_base(self.backend, sid))
+        there = [b for b in (await self.backend.breakpoints(sid)).breakpoints if (b.file, b.line) == (path, line)]
+        made = (
+            None if there else (await self.backend.add_breakpoints(sid, [BreakpointRequest(file=path, line=line)]))[0]
+        )
+        try:
+            status = await self.backend.resume(sid, "continue", thread_id, timeout, details=locals)
+        finally:
+            if made is not None:  # the agent's own breakpoints stay as they were
+                with contextlib.suppress(RelayError):
+                    await self.backend.remove_breakpoint(sid, made.breakpoint_id)
+        return await self.stops.event(sid, status, with_locals=locals, waited=timeout)
+
+    @action()
     async def debug_pause(
         self,
         *,
@@ -157,7 +184,7 @@ class ControlTools(ToolGroup):
         status = await self.backend.wait(sid, timeout, False, details=locals)  # at once when it paused
         return await self.stops.event(sid, status, with_locals=locals, waited=timeout)
 
-    @tool()
+    @action()
     async def breakpoint_wait(
         self,
         *,
