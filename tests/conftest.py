@@ -63,6 +63,16 @@ def debugpy_listening(script: str, port: int) -> Iterator[subprocess.Popen[bytes
         proc.wait()
 
 
+def end_tree(pid: int) -> None:
+    """Kill the process ``pid`` a test started (through the relay) and everything under it, the leaves
+    first; one that ends meanwhile (its parent's end ends it) is already what was wanted."""
+    with contextlib.suppress(psutil.NoSuchProcess):
+        top = psutil.Process(pid)
+        for proc in [*reversed(top.children(recursive=True)), top]:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                proc.kill()
+
+
 class Relay:
     """A ``debugrelay serve`` subprocess and an HTTP client bound to it."""
 

@@ -42,6 +42,7 @@ class Program:
     exit_code: int = 0
     loops: bool = False  # after its last step it runs on (a busy loop) until paused
     refusals: dict[str, str] = field(default_factory=dict)  # command -> the message debugpy refuses it with
+    hangs_up_at: str = ""  # a command that is never answered: the connection closes instead (the target died)
 
 
 class FakeDebugpy:
@@ -71,6 +72,7 @@ class FakeDebugpy:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         seq = 0
+        attach: dict[str, Any] | None = None
 
         def send(message: dict[str, Any]) -> None:
             nonlocal seq
@@ -85,6 +87,8 @@ class FakeDebugpy:
                 request = json.loads(data)
                 command, args = request["command"], request.get("arguments") or {}
                 self.requests.append(command)
+                if command == self.program.hangs_up_at:
+                    break
                 if command in self.program.refusals:
                     send(_response(request, success=False, message=self.program.refusals[command]))
                     continue
@@ -93,10 +97,14 @@ class FakeDebugpy:
                 except LookupError as exc:
                     send(_response(request, success=False, message=str(exc)))
                     continue
-                send(_response(request, body=body))
                 if command == "attach":
-                    pass
-                elif command in ("configurationDone", "continue", "next", "stepIn", "stepOut"):
+                    attach = request  # as debugpy does: answered once configured
+                    continue
+                send(_response(request, body=body))
+                if command == "configurationDone" and attach is not None:
+                    send(_response(attach, body={}))
+                    attach = None
+                if command in ("configurationDone", "continue", "next", "stepIn", "stepOut"):
                     self._run(event, single_step=command in ("next", "stepIn", "stepOut"))
                 elif command == "pause" and self.position >= len(self.program.steps) - 1:
                     self.position = len(self.program.steps) - 1  # caught in the loop at the last step
@@ -269,7 +277,7 @@ class FakeLauncher(Launcher):
         self.program = program
         self.peers: list[FakeDebugpy] = []
 
-    async def start(self, spec: LaunchRequest, *, session_id: str) -> Target:
+    async def start(self, spec: LaunchRequest, *, session_id: str, again: bool = False) -> Target:
         peer = FakeDebugpy(self.program)
         await peer.start()
         self.peers.append(peer)

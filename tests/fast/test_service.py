@@ -4,6 +4,8 @@ each backend (in process and over the relay's HTTP API)."""
 from __future__ import annotations
 
 import asyncio
+import gc
+import logging
 
 import pytest
 
@@ -145,3 +147,16 @@ async def test_a_pause_while_the_program_goes_away_is_a_state_conflict_with_a_hi
     refused = await refusal(service.pause(sid))
     assert (refused.status, refused.code) == (409, "target_gone")
     assert "going away" in refused.message and refused.hint
+
+
+async def test_a_target_gone_while_it_is_configured_fails_the_launch_and_leaves_no_error_in_the_log(
+    service: DebugService, program: Program, caplog: pytest.LogCaptureFixture
+) -> None:
+    program.hangs_up_at = "setDebuggerProperty"  # the target died between 'initialized' and its breakpoints
+    sid = (await service.create_session(name="gone")).session_id
+    with caplog.at_level(logging.ERROR):
+        refused = await refusal(service.launch(sid, LaunchRequest(script=BASIC)))
+        gc.collect()  # a future left failed and unawaited says so when it is collected
+    assert refused.code == "target_gone", refused
+    assert (await service.session(sid)).status == "failed"
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []

@@ -14,7 +14,7 @@ import httpx
 import psutil
 import pytest
 
-from tests.conftest import Relay, Sessions, error_of, line_of, ok, output_text, target, until
+from tests.conftest import Relay, Sessions, end_tree, error_of, line_of, ok, output_text, target, until
 
 pytestmark = pytest.mark.integration
 
@@ -329,8 +329,7 @@ def test_detach_leaves_the_target_running(api: httpx.Client, sessions: Sessions)
     try:
         assert psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     finally:
-        for proc in [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]:
-            proc.kill()
+        end_tree(pid)
 
 
 # -- 7.5 inspection ----------------------------------------------------------------------------------

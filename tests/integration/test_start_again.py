@@ -94,6 +94,19 @@ async def test_a_capture_point_set_before_a_launch_that_starts_again_still_colle
     await relay.delete_session(sid)
 
 
+async def test_a_cold_launch_started_again_counts_as_one_cold_start(tmp_path: Path, handed: list[int]) -> None:
+    async with relay_in_process(tmp_path, pool_size=1) as manager:
+        pool = manager.launchers["local"].pool
+        assert pool is not None
+        relay = RelayService(manager)
+        sid = (await relay.create_session()).session_id
+        await relay.launch(sid, LaunchRequest(script=BASIC, env={"PYTHONHASHSEED": "7"}))
+        assert (await relay.wait(sid, 30)).exit_code == 0
+        assert len(handed) == 4  # started again
+        assert pool.pool.stats()["cold_starts"] == {"startup_env": 1}  # one launch, one cold start
+        await relay.delete_session(sid)
+
+
 @pytest.fixture
 def program() -> Iterator[tuple[subprocess.Popen[bytes], int]]:
     """A program someone started under ``debugpy --listen``, and its port."""

@@ -18,7 +18,7 @@ from ._bodies import (
     plain_exception_type,
     plain_frame_name,
 )
-from ._client import Channel, DapClient, EventListener, ProcessListener
+from ._client import Channel, DapClient, EventListener, ProcessListener, let_go
 from ._framing import MAX_BODY, FramingError, frame, read_frame
 from ._handshake import ATTACH_ARGS, INITIALIZE_ARGS, attach_args
 from ._keeper import (
@@ -67,6 +67,7 @@ __all__ = [
     "encode_message",
     "frame",
     "keeper_command",
+    "let_go",
     "new_secret",
     "orphan_seconds",
     "plain_exception_type",

@@ -295,6 +295,18 @@ def keep_probing(sock: socket.socket) -> None:
             sock.setsockopt(socket.IPPROTO_TCP, getattr(socket, option), value)
 
 
+def let_go(*futures: asyncio.Future[Any]) -> None:
+    """Futures no one awaits any more (their caller failed first): whatever they end with is settled, never
+    reported as "exception was never retrieved" into the relay's log."""
+    for future in futures:
+        future.add_done_callback(_settled)
+
+
+def _settled(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
+
+
 MAX_GREETING = 256  # the greeting line: a fixed word and a nonce
 
 

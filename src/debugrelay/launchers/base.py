@@ -103,8 +103,9 @@ class Launcher(abc.ABC):
     code_in_image: bool = False
 
     @abc.abstractmethod
-    async def start(self, spec: LaunchRequest, *, session_id: str) -> Target:
-        """Start ``spec`` with debugpy listening and waiting for a client; return at once."""
+    async def start(self, spec: LaunchRequest, *, session_id: str, again: bool = False) -> Target:
+        """Start ``spec`` with debugpy listening and waiting for a client; return at once. ``again``: the
+        same launch started once more (a port it was given was taken), not a launch of its own."""
 
     def admit(self, spec: LaunchRequest) -> None:  # noqa: B027 - optional hook
         """Refuse ``spec`` (raise a :class:`~debugrelay.errors.RelayError`) if this relay's policy does

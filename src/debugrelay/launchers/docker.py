@@ -168,7 +168,7 @@ class DockerLauncher(Launcher):
     def admit(self, spec: LaunchRequest) -> None:
         self._plan(spec, "", look_inside=True)
 
-    async def start(self, spec: LaunchRequest, *, session_id: str) -> Target:
+    async def start(self, spec: LaunchRequest, *, session_id: str, again: bool = False) -> Target:
         kwargs, mounts, with_debugpy = self._plan(spec, session_id)  # admit() looked inside the folders
         if self.pool is not None:
             warm = await self.pool.acquire(
@@ -178,6 +178,7 @@ class DockerLauncher(Launcher):
                 base_env=target_env({}, []),
                 mounts=mounts,
                 with_debugpy=with_debugpy,
+                again=again,
             )
             if warm is not None:
                 return warm

@@ -86,13 +86,16 @@ class ContainerPool:
         base_env: dict[str, str],
         mounts: list[tuple[str, str]],
         with_debugpy: bool,
+        again: bool = False,
     ) -> PooledDockerTarget | None:
-        """A warm container now running ``spec``, or None (with the reason counted) for a cold start."""
+        """A warm container now running ``spec``, or None (with the reason counted, once a launch) for a cold
+        start."""
         reason = cold_reason(spec, base_env, kwargs["environment"])
         key = self.key_of(kwargs)
         target = self.pool.take(key) if reason is None else None
         if target is None:
-            self.pool.note_cold(reason or ("empty" if key in self.pool.warm_keys() else "first_in_folder"))
+            if not again:
+                self.pool.note_cold(reason or ("empty" if key in self.pool.warm_keys() else "first_in_folder"))
             return None
         line = spec_line(spec, kwargs["working_dir"], base_env, kwargs["environment"])
         await asyncio.to_thread(target.write_stdin, line)

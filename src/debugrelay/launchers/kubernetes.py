@@ -263,7 +263,7 @@ class KubernetesLauncher(Launcher):
     def admit(self, spec: LaunchRequest) -> None:
         self._plan(spec, "sess-check", DEFAULT_BOOT_IMAGE, "check")
 
-    async def start(self, spec: LaunchRequest, *, session_id: str) -> Target:
+    async def start(self, spec: LaunchRequest, *, session_id: str, again: bool = False) -> Target:
         secret = new_secret()
         boot = await asyncio.to_thread(self.boot_image)
         manifest, mappings = self._plan(spec, session_id, boot, secret)

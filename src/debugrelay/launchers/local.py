@@ -378,7 +378,7 @@ class LocalLauncher(Launcher):
             spec = msgspec.structs.replace(spec, python=chosen.path)
         return spec, chosen.said()
 
-    async def start(self, spec: LaunchRequest, *, session_id: str) -> Target:
+    async def start(self, spec: LaunchRequest, *, session_id: str, again: bool = False) -> Target:
         python = spec.python or sys.executable
         if os.sep not in python and shutil.which(python) is None:
             raise LaunchFailed(f"interpreter '{python}' not found on PATH", details={"python": python})
@@ -389,7 +389,7 @@ class LocalLauncher(Launcher):
             raise LaunchFailed(f"working directory '{cwd}' does not exist", details={"cwd": cwd})
         env = self._env(spec.env, spec.pythonpath)
         if self.pool is not None:
-            warm = await self.pool.acquire(spec, session_id=session_id, python=python, cwd=cwd, env=env)
+            warm = await self.pool.acquire(spec, session_id=session_id, python=python, cwd=cwd, env=env, again=again)
             if warm is not None:
                 return warm
         flags = interpreter_flags(await asyncio.to_thread(interpreter_version, python))

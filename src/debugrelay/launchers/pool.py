@@ -361,10 +361,17 @@ class LocalPool:
         self.pool.keep_warm(self.python)
 
     async def acquire(
-        self, spec: LaunchRequest, *, session_id: str, python: str, cwd: str, env: dict[str, str]
+        self,
+        spec: LaunchRequest,
+        *,
+        session_id: str,
+        python: str,
+        cwd: str,
+        env: dict[str, str],
+        again: bool = False,
     ) -> PooledLocalTarget | None:
         """A warm target of ``python`` now running ``spec`` (a pytest run's has pytest and its plugins
-        imported already, when one is ready), or None (with the reason counted) for a cold start."""
+        imported already, when one is ready), or None (with the reason counted, once a launch) for a cold start."""
         reason = cold_reason(spec, self.env, env)
         keys: list[Hashable] = [(python, PRELOAD), python] if spec.module in _PYTEST else [python]
         target = None
@@ -377,7 +384,8 @@ class LocalPool:
         if target is None:
             if reason is None:
                 reason = "empty" if python in self.pool.warm_keys() else "interpreter"
-            self.pool.note_cold(reason)
+            if not again:
+                self.pool.note_cold(reason)
             return None
         stdin = target.proc.stdin
         assert stdin is not None

@@ -85,7 +85,7 @@ class RemoteLauncher(Launcher):
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings  # with them, a stored address is checked again before it is reached
 
-    async def start(self, spec: Any, *, session_id: str) -> Target:
+    async def start(self, spec: Any, *, session_id: str, again: bool = False) -> Target:
         raise InvalidRequest("remote targets are attached to, not launched", hint="Attach to it instead.")
 
     def recover(self, record: TargetRecord) -> Target | None:

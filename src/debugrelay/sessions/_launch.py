@@ -20,6 +20,7 @@ from debugrelay.dap import (
     StoppedEvent,
     as_body,
     attach_args,
+    let_go,
     tell_orphan_after,
 )
 from debugrelay.errors import (
@@ -169,12 +170,12 @@ async def start(session: Session, launcher: Launcher, spec: LaunchRequest, scrip
     given ended before the program started (the pool is the relay's business, never the launch's)."""
     captures = _capture_logpoints(session)
     try:
-        await _again_if_port_taken(session, "target", lambda: _start_once(session, launcher, spec, script))
+        await _again_if_port_taken(session, "target", lambda again: _start_once(session, launcher, spec, script, again))
     except _WarmTargetLost:
         log.warning("session %s: its warm target ended before the program started: starting a cold one", session.id)
         _give_back(session, captures)
         cold = msgspec.structs.replace(spec, pool=False)
-        await _again_if_port_taken(session, "target", lambda: _start_once(session, launcher, cold, script))
+        await _again_if_port_taken(session, "target", lambda again: _start_once(session, launcher, cold, script, again))
 
 
 def _capture_logpoints(session: Session) -> list[BreakpointRecord]:
@@ -195,13 +196,13 @@ def _warm_target_ended(session: Session, target: Target | None) -> bool:
     return target.poll() is not None or session.client is None or session.client.closed.is_set()
 
 
-async def _again_if_port_taken(session: Session, what: str, once: Callable[[], Awaitable[None]]) -> None:
+async def _again_if_port_taken(session: Session, what: str, once: Callable[[bool], Awaitable[None]]) -> None:
     """``once``, again (at most :data:`PORT_TRIES` times) while it fails because a port its process was
-    given was taken between the relay's choice and the process's bind."""
+    given was taken between the relay's choice and the process's bind; told whether it is such a retry."""
     captures = _capture_logpoints(session)
     for attempt in range(PORT_TRIES):
         try:
-            await once()
+            await once(attempt > 0)
         except LaunchFailed as exc:
             if attempt + 1 == PORT_TRIES or PORT_TAKEN not in str(exc.details.get("output_tail", "")):
                 raise
@@ -236,13 +237,17 @@ async def _new_run(session: Session) -> None:
     await session.save()
 
 
-async def _start_once(session: Session, launcher: Launcher, spec: LaunchRequest, script: str | None) -> None:
+async def _start_once(
+    session: Session, launcher: Launcher, spec: LaunchRequest, script: str | None, again: bool = False
+) -> None:
     await _new_run(session)
     target: Target | None = None
     configured = False
     try:
         target = await shielded_start(
-            launcher.start(calls.for_target(testruns.for_target(spec), session.record.traces), session_id=session.id),
+            launcher.start(
+                calls.for_target(testruns.for_target(spec), session.record.traces), session_id=session.id, again=again
+            ),
             _end,
         )
         session.target = target
@@ -346,7 +351,9 @@ async def attach(session: Session, spec: AttachSpec) -> None:
         session.record.mode = "attach"
         session.record.attach = spec
         # the keeper beside the relay binds a port of the relay's choice, as a launched target does
-        await _again_if_port_taken(session, "attach keeper", lambda: _attach_once(session, spec, kubernetes, address))
+        await _again_if_port_taken(
+            session, "attach keeper", lambda _again: _attach_once(session, spec, kubernetes, address)
+        )
 
 
 async def _attach_once(session: Session, spec: AttachSpec, kubernetes: Launcher | None, address: str | None) -> None:
@@ -488,6 +495,7 @@ async def until_answered(
     """``command``'s answer, waited for while the target's process lives (its debugger is starting, however
     slowly a loaded machine makes it), up to ``deadline``; then a timeout that says what it waited for."""
     fut = client.send(command, args)
+    let_go(fut)  # a target gone, a deadline passed: no one awaits it then
     while not fut.done():
         gone(target)
         left = deadline - time.monotonic()
@@ -586,6 +594,15 @@ async def configure(session: Session, attach_args: dict[str, Any]) -> None:
     assert client is not None
     initialized = client.expect_event("initialized")
     attach = client.send("attach", attach_args)
+    try:
+        await _configured(session, client, initialized, attach)
+    finally:
+        let_go(initialized, attach)  # a start that failed first leaves them unanswered or failed: settled
+
+
+async def _configured(
+    session: Session, client: DapClient, initialized: asyncio.Future[Any], attach: asyncio.Future[Any]
+) -> None:
     waiting(session, "the program's debugger (debugpy) to say 'initialized'")
     # a refused attach ("already being debugged": one client at a time) answers at once; a debugger still
     # starting is waited for while its process lives
