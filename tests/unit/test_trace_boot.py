@@ -402,6 +402,69 @@ def test_a_loop_is_folded_with_its_branches(python: str, tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize("python", PYTHONS)
+def test_writes_to_self_and_to_the_arguments_items_are_recorded_as_locals_are(python: str, tmp_path: Path) -> None:
+    dump, out = run(
+        python,
+        tmp_path,
+        """
+        class Cart:
+            def __init__(self):
+                self.name, self.a, self.b, self.c, self.d, self.e = "cart", 1, 2, 3, 4, 5
+                self.items = []
+                self.total = 7.25
+
+            def __eq__(self, other):          # never run by the recorder
+                print("eq ran")
+                return NotImplemented
+
+            def add(self, price, quantity):
+                self.items.append(price)              # append
+                self.total += price * quantity        # total
+                del self.e                            # forget
+                return self.total
+
+        def fill(arr, d, big):
+            arr[2] = 9                 # item
+            arr.append(4)              # grow
+            d["k"] = 5                 # key
+            big.insert(0, -1)          # shift
+            arr = [0]                  # rebind
+            arr[0] = 1                 # after
+            return len(d)
+
+        def show(cart):
+            return 1
+
+        _add("t1", "Cart.add")
+        _add("t2", "fill")
+        _add("t3", "show")
+        Cart().add(0.15, 2)
+        fill([1, 2, 3], {"a": 1}, list(range(10)))
+        wide = Cart()
+        wide.name = "a cart with a long name"
+        show(wide)
+        """,
+    )
+    (show,) = calls(dump, "t3")
+    assert show["args"]["cart"].endswith(", e=5 <cut>"), show  # cut before a mark, never inside one
+    assert "eq ran" not in out
+    (add,) = calls(dump, "t1")
+    at = {e["line"]: e["changed"] for e in add["events"]}
+    assert at[line_of(tmp_path, "# append")] == {"self.items": "[0.15]"}
+    assert at[line_of(tmp_path, "# total")] == {"self.total": "7.25 -> 7.55"}
+    assert at[line_of(tmp_path, "# forget")] == {"self.e": "<deleted>"}
+    assert add["args"]["self"].startswith("<Cart at 0x")
+    (fill,) = calls(dump, "t2")
+    at = {e["line"]: e["changed"] for e in fill["events"]}
+    assert at[line_of(tmp_path, "# item")] == {"arr[2]": "3 -> 9"}
+    assert at[line_of(tmp_path, "# grow")] == {"arr[3]": "4"}
+    assert at[line_of(tmp_path, "# key")] == {"d['k']": "5"}
+    assert at[line_of(tmp_path, "# shift")] == {"big": "[-1, 0, 1, 2, 3, 4, <cut: 5 more>]"}  # said whole
+    assert at[line_of(tmp_path, "# rebind")] == {"arr": "[0]"}  # another object: a local's change
+    assert at[line_of(tmp_path, "# after")] == {"arr[0]": "0 -> 1"}
+
+
+@pytest.mark.parametrize("python", PYTHONS)
 def test_a_long_loop_in_one_call_stays_bounded(python: str, tmp_path: Path) -> None:
     dump, _ = run(
         python,

@@ -148,9 +148,14 @@ class _Out(object):
 
 
 def _cut(text, limit):
-    if len(text) > limit:
-        return text[:limit] + CUT
-    return text
+    """``text`` within ``limit`` characters, ended by CUT when longer; never inside a ``<cut: ...>`` mark."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    mark = head.rfind("<cut:")
+    if mark >= 0 and head.find(">", mark) < 0:
+        head = head[:mark].rstrip(", ")
+    return head + CUT
 
 
 def _show(value, limit=ARG_CHARS, reprs=False):
@@ -561,6 +566,133 @@ def _immutable(value):
     if t is tuple or t is frozenset:
         return len(value) <= 8 and all(id(type(item)) in _SCALAR_IDS for item in value)
     return False
+
+
+# ------------------------------------------------------------------------------------------------ writes
+#
+# A call's writes to the attributes and items of ``self`` and of its other arguments are recorded as its locals
+# are: at each line, shallowly (the attribute or key rebound, or a container in it that grew or shrank), as
+# ``"self.total": "7.25 -> 7.55"`` (the old value where it was a scalar, else the new one alone). What is looked
+# at: an object's instance attributes (its __dict__ and __slots__, read as values are), a list's first
+# WATCH_ITEMS items and its length, a dict's first WATCH_ITEMS keys that are strings or numbers and its length.
+# Only ids, lengths and scalar values are kept: no object of the program is kept alive by a look.
+
+WATCH_ITEMS = 64  # items of a list or dict argument looked at
+WATCH_FIELDS = 40  # attributes of an object argument looked at
+_KEY_IDS = frozenset((id(str), id(int)))
+_LEN = " len"  # the look's entry for a list's or dict's length
+
+
+def _look_kind(value):
+    """How writes to ``value`` are seen: "fields", "list", "dict", or None (nothing to look at)."""
+    t = type(value)
+    if t is list:
+        return "list"
+    if t is dict:
+        return "dict"
+    if id(t) in _SCALAR_IDS or t is tuple or t is frozenset or t is set or t is _FunctionType:
+        return None
+    facts = _kind(t)
+    if facts[0] is None and facts[1] is None and (facts[4][0] or facts[4][1]):
+        return "fields"
+    return None
+
+
+def _slot(item):
+    """What is kept of one attribute's or item's value: (id, whether a scalar, the scalar, its length if a
+    builtin container); an id alone could be reused by a new object once the old one is freed."""
+    t = type(item)
+    if id(t) in _SCALAR_IDS:
+        return (id(item), True, item, -1)
+    if t is list or t is dict or t is set:
+        return (id(item), False, None, len(item))
+    return (id(item), False, None, -1)
+
+
+def _namespace(value):
+    """The instance ``__dict__`` of an object without ``__slots__`` (read once a call: it stays the object's), or
+    None."""
+    has_dict, slots = _kind(type(value))[4]
+    if slots or not has_dict:
+        return None
+    desc = _find(type(value), "__dict__")
+    try:
+        namespace = desc.__get__(value)
+    except Exception:
+        return None
+    return namespace if type(namespace) is dict else None
+
+
+def _look(value, kind, namespace=None):
+    """{label: slot} of ``value``'s attributes or items (label ``.name``, ``[3]``, ``['key']``)."""
+    got = {}
+    if kind == "fields":
+        if namespace is not None:
+            for key, item in itertools.islice(namespace.items(), WATCH_FIELDS):
+                if type(key) is str:
+                    got["." + key] = _slot(item)
+            return got
+        for key, item in _fields(value, _kind(type(value)))[:WATCH_FIELDS]:
+            got["." + key] = _slot(item)
+        return got
+    if kind == "list":
+        for i, item in enumerate(value[:WATCH_ITEMS]):
+            got["[%d]" % (i,)] = _slot(item)
+    else:
+        for key, item in itertools.islice(value.items(), WATCH_ITEMS):
+            if id(type(key)) in _KEY_IDS:
+                head = _leaf(key)
+                if head is not None:
+                    got["[" + head + "]"] = _slot(item)
+    got[_LEN] = (len(value), True, len(value), -1)
+    return got
+
+
+def _same(old, new):
+    if old[0] == new[0]:
+        return old[3] == new[3]
+    return old[1] and new[1] and type(old[2]) is type(new[2]) and old[2] == new[2]
+
+
+def _item(value, kind, label):
+    """The attribute or item ``label`` names in ``value`` now."""
+    if kind == "list":
+        return value[int(label[1:-1])]
+    if kind == "fields":
+        key = label[1:]
+        for name, item in _fields(value, _kind(type(value))):
+            if name == key:
+                return item
+        return None
+    for key, item in itertools.islice(value.items(), WATCH_ITEMS):
+        if id(type(key)) in _KEY_IDS and "[" + str(_leaf(key)) + "]" == label:
+            return item
+    return None
+
+
+def _writes(name, value, kind, before, after):
+    """The writes between two looks at ``value`` (the local ``name``): {"name.attr": text}; a list or dict
+    whose length changed other than by added items (an insert, a pop, a removed key past the looked-at
+    ones) is said whole."""
+    grew = after.get(_LEN) != before.get(_LEN)
+    out = {}
+    for label, slot in after.items():
+        if label == _LEN:
+            continue
+        old = before.get(label)
+        if old is not None and _same(old, slot):
+            continue
+        if old is not None and kind == "list" and grew:
+            return {name: _show(value)}
+        text = _show(_item(value, kind, label))
+        out[name + label] = _show(old[2]) + " -> " + text if old is not None and old[1] else text
+    gone = [label for label in before if label != _LEN and label not in after]
+    if gone and (kind == "fields" or (kind == "dict" and before[_LEN][2] <= WATCH_ITEMS)):  # else: past the window
+        for label in gone:
+            out[name + label] = "<deleted>"
+    if grew and not out:
+        return {name: _show(value)}
+    return out
 
 
 def _is_scalar(t):
@@ -1149,6 +1281,7 @@ class _Call(object):
         "fold_at",
         "cut",
         "snap",
+        "looks",
         "prev",
         "frame",
         "code",
@@ -1195,6 +1328,14 @@ class _Call(object):
                 snap[name] = (value, None) if _immutable(value) else (None, _show(value, ARG_CHARS, reprs))
         self.args = args
         self.snap = snap
+        looks = []
+        for name in params:
+            value = loc.get(name)
+            kind = _look_kind(value) if name in loc else None
+            if kind is not None:
+                namespace = _namespace(value) if kind == "fields" else None
+                looks.append([name, id(value), kind, _look(value, kind, namespace), namespace])
+        self.looks = looks
         if parent is not None:
             if len(parent.callees) < MAX_CALLEES:
                 parent.callees.append(self.call_id())
@@ -1215,7 +1356,8 @@ class _Call(object):
         new = {}
         changed = None
         reprs = self.trace.reprs
-        for name, value in frame.f_locals.items():
+        loc = frame.f_locals
+        for name, value in loc.items():
             prev = old.get(name)
             if _immutable(value):
                 if prev is not None and prev[1] is None:
@@ -1249,7 +1391,36 @@ class _Call(object):
                     changed = {}
                 changed[name] = "<deleted>"
         self.snap = new
+        for look in self.looks:
+            written = self.written(look, loc)
+            if written:
+                if changed is None:
+                    changed = {}
+                changed.pop(look[0], None)  # the local's own text: its writes say it better
+                for key, text in written.items():
+                    if len(changed) < MAX_NAMES:
+                        changed[key] = text
+                    else:
+                        self.cut_count("names", 1)
         return changed
+
+    def written(self, look, loc):
+        """The writes to the attributes or items of the argument ``look`` is of, since the last look."""
+        name, ident, kind, before, namespace = look
+        value = loc.get(name)
+        if id(value) != ident or value is None:  # the local names another object now: the locals say so
+            kind = _look_kind(value)
+            namespace = _namespace(value) if kind == "fields" else None
+            look[1], look[2], look[4] = id(value), kind, namespace
+            look[3] = _look(value, kind, namespace) if kind is not None else {}
+            return None
+        if kind is None:
+            return None
+        after = _look(value, kind, namespace)
+        if after == before:  # slots of ints, bools and builtin scalars: nothing of the program's compares
+            return None
+        look[3] = after
+        return _writes(name, value, kind, before, after)
 
     def event(self, line, changed):
         self.items.append((line, changed))
@@ -1292,6 +1463,7 @@ class _Call(object):
         self.done = True
         self.fold(True)
         self.frame = None
+        self.looks = None
         self.exc = None  # the exception that left it (3.11): its traceback would keep the call's locals alive
         self.snap = None
         self.end = next(_seq[1])
