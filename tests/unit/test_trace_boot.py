@@ -396,7 +396,15 @@ def test_a_loop_is_folded_with_its_branches(python: str, tmp_path: Path) -> None
     assert stats[usual]["first"] == {"total": "1"} and stats[usual]["last"] == {"total": str(495 + 5000)}
     assert stats[rare]["first"] == {"total": "1042"}
     assert loop["usual"] == [head, test, usual]
-    assert loop["other"] == [{"lines": [head, test, rare], "iterations": [43, 143, 243, 343, 443], "count": 5}]
+    first_rare = [
+        {"line": head, "changed": {"x": "42"}},
+        {"line": test, "changed": {}},
+        {"line": rare, "changed": {"total": "1042"}},
+    ]
+    assert loop["other"] == [
+        {"lines": [head, test, rare], "iterations": [43, 143, 243, 343, 443], "count": 5, "run": first_rare}
+    ]
+    assert "far" not in loop  # a total that grows is no value far off
     assert call["returned"] == str(495 + 5000)
     assert len(json.dumps(call)) < 2048
 
@@ -462,6 +470,53 @@ def test_writes_to_self_and_to_the_arguments_items_are_recorded_as_locals_are(py
     assert at[line_of(tmp_path, "# shift")] == {"big": "[-1, 0, 1, 2, 3, 4, <cut: 5 more>]"}  # said whole
     assert at[line_of(tmp_path, "# rebind")] == {"arr": "[0]"}  # another object: a local's change
     assert at[line_of(tmp_path, "# after")] == {"arr[0]": "0 -> 1"}
+
+
+@pytest.mark.parametrize("python", PYTHONS)
+def test_a_folded_loop_keeps_whole_the_iteration_that_took_another_branch_or_wrote_a_far_off_value(
+    python: str, tmp_path: Path
+) -> None:
+    dump, _ = run(
+        python,
+        tmp_path,
+        """
+        def mirror(values):
+            out = []
+            for i, v in enumerate(values):     # head
+                if v < 0:
+                    v = -v                     # flip
+                out.append(v * 2)
+            return len(out)
+
+        def tally(values):
+            total = 0
+            for v in values:                   # each
+                step = v * 3
+                total += step                  # add
+            return total
+
+        _add("t1", "mirror")
+        _add("t2", "tally")
+        data = [i % 7 for i in range(300)]
+        data[172] = -5                         # the 173rd iteration takes the other branch
+        mirror(data)
+        data = [i % 5 + 10 for i in range(300)]
+        data[172] = 9000                       # the 173rd iteration's value is far off the others
+        tally(data)
+        """,
+    )
+    ((loop,),) = ([e for e in c["events"] if "loop" in e] for c in calls(dump, "t1"))
+    (other,) = loop["other"]
+    assert other["iterations"] == [173] and other["count"] == 1
+    head, flip = line_of(tmp_path, "# head"), line_of(tmp_path, "# flip")
+    assert other["run"][0] == {"line": head, "changed": {"i": "172", "v": "-5"}}
+    assert {"line": flip, "changed": {"v": "5"}} in other["run"]
+    ((loop,),) = ([e for e in c["events"] if "loop" in e] for c in calls(dump, "t2"))
+    assert "other" not in loop and loop["iterations"] == 300
+    (far,) = loop["far"]
+    each, add = line_of(tmp_path, "# each"), line_of(tmp_path, "# add")
+    assert (far["iteration"], far["line"], far["name"], far["value"]) == (173, each, "v", "9000")
+    assert {"line": add, "changed": {"total": str(sum(i % 5 + 10 for i in range(172)) * 3 + 27000)}} in far["run"]
 
 
 @pytest.mark.parametrize("python", PYTHONS)

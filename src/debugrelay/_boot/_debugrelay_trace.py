@@ -1024,8 +1024,26 @@ def _match(code):
 # ---------------------------------------------------------------------------------------------- loops
 
 
+KEPT_RUNS = 4  # iterations a loop keeps whole: the first of each other branch, a value far off the others
+KEPT_EVENTS = 30  # events of one kept iteration
+OUTLIER = 6.0  # standard deviations from the mean of the others: a value "far outside"
+OUTLIER_AFTER = 8  # values of a line's local before one can be far outside them
+
+
+def _number(text):
+    """The float a written int or float value is (the new one of a write ``old -> new``), or None."""
+    if " -> " in text:
+        text = text.rsplit(" -> ", 1)[1]
+    if not text or text[0] not in "-0123456789" or len(text) > 40:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
 class _Loop(object):
-    __slots__ = ("h", "end", "iterations", "stats", "sets", "more", "runs")
+    __slots__ = ("h", "end", "iterations", "stats", "sets", "more", "runs", "kept", "values", "extreme")
 
     def __init__(self, h, end):
         self.h = h
@@ -1035,6 +1053,9 @@ class _Loop(object):
         self.sets = {}  # frozenset(lines) -> [count, [first 10 iteration numbers]]
         self.more = 0
         self.runs = 0
+        self.kept = {}  # iteration number -> its events, whole (KEPT_RUNS at most)
+        self.values = {}  # (line, name) -> [n, mean, m2, (high, iteration), (low, iteration)]: numbers written
+        self.extreme = []  # (line, name) whose highest or lowest value the iteration under way wrote
 
     def run(self, line, changed):
         stat = self.stats.get(line)
@@ -1044,6 +1065,54 @@ class _Loop(object):
             stat[0] += 1
             stat[2] = changed
         self.runs += 1
+        if changed:
+            for name, text in changed.items():
+                value = _number(text)
+                if value is not None:
+                    self._value((line, name), value, text)
+
+    def _value(self, key, value, text):
+        at = self.iterations + 1
+        got = self.values.get(key)
+        if got is None:
+            if len(self.values) >= MAX_NAMES:
+                return
+            self.values[key] = [1, value, 0.0, (value, at, text), (value, at, text)]
+            return
+        n = got[0] + 1
+        delta = value - got[1]
+        got[0], got[1] = n, got[1] + delta / n
+        got[2] += delta * (value - got[1])
+        if value > got[3][0]:
+            got[3] = (value, at, text)
+            self.extreme.append(key)
+        elif value < got[4][0]:
+            got[4] = (value, at, text)
+            self.extreme.append(key)
+
+    def keep(self, number, segment):
+        """Keep iteration ``number``'s events (``segment``) whole, while there is room or in place of an
+        extreme's iteration no longer extreme."""
+        if number in self.kept:
+            return
+        if len(self.kept) >= KEPT_RUNS:
+            wanted = self._wanted()
+            stale = [k for k in self.kept if k not in wanted]
+            if not stale:
+                return
+            del self.kept[stale[0]]
+        self.kept[number] = _items_record(segment[:KEPT_EVENTS])
+
+    def _wanted(self):
+        """The iterations a kept run still stands for: the first of each other line set, the extremes."""
+        wanted = set()
+        for _count, firsts in self.sets.values():
+            if firsts:
+                wanted.add(firsts[0])
+        for got in self.values.values():
+            wanted.add(got[3][1])
+            wanted.add(got[4][1])
+        return wanted
 
     def absorb_stats(self, other):
         for line, stat in sorted(other.stats.items()):
@@ -1055,8 +1124,9 @@ class _Loop(object):
                 mine[2] = stat[2]
         self.runs += other.runs
 
-    def iteration(self, lines):
+    def iteration(self, lines, segment):
         self.iterations += 1
+        extreme, self.extreme = self.extreme, []
         key = frozenset(lines)
         got = self.sets.get(key)
         if got is None:
@@ -1064,6 +1134,10 @@ class _Loop(object):
                 self.more += 1
                 return
             got = self.sets[key] = [0, []]
+            if self.sets and self.iterations > 1:
+                self.keep(self.iterations, segment)  # another branch: its first iteration, whole
+        elif extreme and self.iterations > OUTLIER_AFTER:
+            self.keep(self.iterations, segment)
         got[0] += 1
         if len(got[1]) < 10:
             got[1].append(self.iterations)
@@ -1085,6 +1159,26 @@ class _Loop(object):
                 if len(got[1]) < 10:
                     got[1].append(number + offset)
         self.more += other.more
+        for number, events in other.kept.items():
+            if len(self.kept) < KEPT_RUNS:
+                self.kept[number + offset] = events
+        for key, theirs in other.values.items():
+            mine = self.values.get(key)
+            high = (theirs[3][0], theirs[3][1] + offset, theirs[3][2])
+            low = (theirs[4][0], theirs[4][1] + offset, theirs[4][2])
+            if mine is None:
+                if len(self.values) < MAX_NAMES:
+                    self.values[key] = [theirs[0], theirs[1], theirs[2], high, low]
+                continue
+            n = mine[0] + theirs[0]
+            delta = theirs[1] - mine[1]
+            mine[2] += theirs[2] + delta * delta * mine[0] * theirs[0] / n
+            mine[1] += delta * theirs[0] / n
+            mine[0] = n
+            if high[0] > mine[3][0]:
+                mine[3] = high
+            if low[0] < mine[4][0]:
+                mine[4] = low
         self.iterations += other.iterations
 
     def record(self):
@@ -1106,11 +1200,38 @@ class _Loop(object):
                 if key != usual:
                     other.append({"lines": sorted(key), "iterations": list(firsts), "count": count})
             other.sort(key=lambda o: o["iterations"][:1])
+            for item in other:
+                run = self.kept.get(item["iterations"][0]) if item["iterations"] else None
+                if run is not None:
+                    item["run"] = run
             if other:
                 out["other"] = other
         if self.more:
             out["other_cut"] = self.more
+        far = self._far()
+        if far:
+            out["far"] = far
         return out
+
+    def _far(self):
+        """The iterations that wrote a value far outside the others a line wrote to the same local, whole."""
+        far = []
+        for (line, name), (n, mean, m2, high, low) in sorted(self.values.items()):
+            if n <= OUTLIER_AFTER:
+                continue
+            for value, number, text in (high, low):
+                # the others' mean and spread, without the value itself
+                rest_mean = (mean * n - value) / (n - 1)
+                rest_m2 = m2 - (value - mean) * (value - rest_mean)
+                spread = (max(rest_m2, 0.0) / (n - 2)) ** 0.5 if n > 2 else 0.0
+                off = abs(value - rest_mean)
+                far_off = off > OUTLIER * spread and off > 1e-9 * max(1.0, abs(rest_mean))
+                fresh = len(far) < KEPT_RUNS and all(f["iteration"] != number for f in far)
+                if far_off and fresh and number in self.kept:
+                    far.append(
+                        {"iteration": number, "line": line, "name": name, "value": text, "run": self.kept[number]}
+                    )
+        return far
 
 
 class _Cut(object):
@@ -1230,7 +1351,7 @@ def _fold_at(items, s, h, final):  # noqa: PLR0915
                 lines.update(it.stats)
         if index == last and not open_tail and b2 - a2 == 1:
             continue  # the loop's test that leaves it: a line run, no iteration
-        loop.iteration(lines)
+        loop.iteration(lines, items[a2:b2])
     upto = consumed[-1][1]
     return items[:s] + [loop] + items[upto:], s + 1
 
