@@ -22,8 +22,10 @@ story's calls and bytes of answers (and each answer's), and its wall time in sec
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -37,6 +39,8 @@ ROOT = Path(__file__).resolve().parents[1]
 TARGETS = ROOT / "tests" / "targets"
 BUG = str(TARGETS / "mcp_bug.py")
 ORDERS = str(TARGETS / "tr_orders.py")
+BASKET = str(TARGETS / "tr_cart.py")
+READINGS = str(TARGETS / "tr_readings.py")
 WRONG_TEXT = "233309"  # what the program printed for order 7777
 
 
@@ -265,6 +269,50 @@ def curl_wrong_value_traced_actions(url: str) -> dict[str, Any]:
     return result
 
 
+def _basket_total(call: dict[str, Any]) -> float:
+    """The basket's total as a traced call of ``Basket.add`` found it (its ``self`` argument)."""
+    return float(re.search(r"total=([0-9.]+)", call["args"]["self"]).group(1))  # type: ignore[union-attr]
+
+
+def self_write_traced_actions(url: str) -> dict[str, Any]:
+    """How did the basket's total go wrong: launch with ``Basket.add`` traced (the end lists its calls), read
+    the call after which the total is not the total before plus the call's cost: its run shows the write."""
+    with httpx.Client(base_url=url, timeout=180) as http:
+        call, started = _Http(http), time.perf_counter()
+        end = call("POST", "/agent/debug_launch", json={"script": BASKET, "trace": [f"{BASKET}:Basket.add"]})
+        traced = end["traced"]
+        wrong = next(
+            a
+            for a, b in itertools.pairwise(traced)
+            if abs(_basket_total(a) + float(a["returned"]) - _basket_total(b)) > 1e-9
+        )
+        run = call("POST", "/agent/debug_trace", json={"call_id": wrong["call_id"]})
+        result = call.result(started)
+        http.delete(f"/sessions/{end['session_id']}")
+    wanted = {
+        "line": _line_of("tr-bulk", BASKET),
+        "changed": {"self.total": "22.0 -> 19.8"},
+    }
+    if wanted not in run.get("events", []):
+        raise RuntimeError(f"the call's run does not show the write to self.total: {run}")
+    return result
+
+
+def odd_iteration_traced_actions(url: str) -> dict[str, Any]:
+    """Which of 300 readings made the average wrong: launch with ``calibrate`` traced; the end names its one call
+    with its run, whose folded loop keeps the 173rd iteration (a reading far off the others) whole."""
+    with httpx.Client(base_url=url, timeout=180) as http:
+        call, started = _Http(http), time.perf_counter()
+        end = call("POST", "/agent/debug_launch", json={"script": READINGS, "trace": [f"{READINGS}:calibrate"]})
+        result = call.result(started)
+        http.delete(f"/sessions/{end['session_id']}")
+    (lone,) = end["traced"]
+    far = [f for e in lone["run"] for f in e.get("far", [])]
+    if not any(f["iteration"] == 173 and f["value"] == "1040.0" for f in far):
+        raise RuntimeError(f"the launch's answer does not show the 173rd iteration: {lone}")
+    return result
+
+
 def _or_error(story: Any, *args: Any) -> dict[str, Any]:
     """A story's figures, or what stopped it (a relay version without function traces)."""
     try:
@@ -312,6 +360,8 @@ def main() -> None:
         )
         result["curl_wrong_value_stepping"] = _or_error(stepping, url)
         result["curl_wrong_value_traced"] = _or_error(traced, url)
+        result["self_write_traced_actions"] = _or_error(self_write_traced_actions, url)
+        result["odd_iteration_traced_actions"] = _or_error(odd_iteration_traced_actions, url)
         stories = [v for v in result.values() if "bytes" in v]
         result["total"] = {"calls": sum(v["calls"] for v in stories), "bytes": sum(v["bytes"] for v in stories)}
     finally:

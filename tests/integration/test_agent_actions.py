@@ -328,3 +328,25 @@ def test_a_launch_with_a_trace_names_the_calls_that_finished_and_a_lone_ones_run
     again = ok(http.post("/agent/debug_launch", json={"script": MULTI}))  # a new run: its call is new again
     assert [c["returned"] for c in again["traced"]] == ["42"], again
     ok(http.delete(f"/sessions/{end['session_id']}"))
+
+
+def test_how_a_value_went_wrong_reads_from_a_launch_with_a_trace_and_at_most_one_call_more(own_relay: Relay) -> None:
+    """A method that writes the wrong total to ``self``: the launch's end lists the calls (each with ``self`` as
+    it was), the one after which the total is off reads with the write on its line. A loop whose 173rd of 300
+    iterations read a value far off the others: the launch's end alone shows that iteration whole."""
+    http = own_relay.http
+    basket, readings = target("tr_cart.py"), target("tr_readings.py")
+    end = ok(http.post("/agent/debug_launch", json={"script": basket, "trace": [f"{basket}:Basket.add"]}))
+    totals = [c["args"]["self"].split("total=")[1].split(",")[0] for c in end["traced"]]
+    assert totals == ["0.0", "5.0", "10.0", "22.0", "24.8"], end  # 22.0 + 5.0 is not 24.8: the 4th call
+    run = ok(http.post("/agent/debug_trace", json={"call_id": end["traced"][3]["call_id"]}))
+    bulk = line_of(basket, "tr-bulk")
+    assert {"line": bulk, "changed": {"self.total": "22.0 -> 19.8"}} in run["events"], run
+    ok(http.delete(f"/sessions/{end['session_id']}"))
+    end = ok(http.post("/agent/debug_launch", json={"script": readings, "trace": [f"{readings}:calibrate"]}))
+    (call,) = end["traced"]
+    (loop,) = [e for e in call["run"] if "loop" in e]
+    (far,) = loop["far"]
+    assert (far["iteration"], far["name"], far["value"]) == (173, "reading", "1040.0"), loop
+    assert {"line": line_of(readings, "tr-volts"), "changed": {"volts": "1560.0"}} in far["run"], far
+    ok(http.delete(f"/sessions/{end['session_id']}"))
