@@ -102,6 +102,7 @@ def test_every_cli_command_of_an_agent_story_is_one_request(own_relay: Relay, tm
         ("stack",),
         ("step", "over"),
         ("trace", f"{BASIC}:add"),
+        ("origin", "total"),
         ("act", "debug_run_to", f"file={BASIC}", f"line={ADD}"),
         ("continue",),
         ("pause",),
@@ -350,3 +351,34 @@ def test_how_a_value_went_wrong_reads_from_a_launch_with_a_trace_and_at_most_one
     assert (far["iteration"], far["name"], far["value"]) == (173, "reading", "1040.0"), loop
     assert {"line": line_of(readings, "tr-volts"), "changed": {"volts": "1560.0"}} in far["run"], far
     ok(http.delete(f"/sessions/{end['session_id']}"))
+
+
+def test_where_a_value_came_from_is_one_call_at_a_stop(own_relay: Relay) -> None:
+    """Paused where the wrong total is printed: ``origin`` names the traced writes of ``basket.total`` (written
+    as ``self.total`` in a method), newest first, with call and line; a name no traced call wrote gets the
+    functions that assign it, to trace. The CLI says the same in one command."""
+    http, cli = own_relay.http, Cli(own_relay)
+    basket = target("tr_cart.py")
+    report = line_of(basket, "tr-report")
+    stop = ok(
+        http.post(
+            "/agent/debug_launch",
+            json={"script": basket, "trace": [f"{basket}:Basket.add"], "breakpoints": [f"{basket}:{report}"]},
+        )
+    )
+    assert stop["status"] == "paused", stop
+    found = ok(http.post("/agent/debug_trace", json={"origin": "basket.total"}))
+    newest = found["writes"][0]
+    assert (newest["name"], newest["value"], newest["line"]) == (
+        "self.total",
+        "24.8 -> 27.8",
+        line_of(basket, "tr-total"),
+    )
+    bulk = [w for w in found["writes"] if w["line"] == line_of(basket, "tr-bulk")]
+    assert [w["value"] for w in bulk] == ["22.0 -> 19.8"], found
+    assert found["total"] == len(found["writes"]) == 6, found  # five additions, one discount
+    assert cli("origin", "basket.total")["writes"] == found["writes"]
+    none = ok(http.post("/agent/debug_trace", json={"origin": "basket", "session_id": stop["session_id"]}))
+    assert (none["writes"], none["total"], none["trace"]) == ([], 0, [f"{basket}:main"]), none
+    assert none["message"] and "trace" in none["message"]
+    ok(http.delete(f"/sessions/{stop['session_id']}"))

@@ -20,7 +20,7 @@ def main():
     basket = Basket()
     for price, quantity in [(2.5, 2), (1.25, 4), (4.0, 3), (0.5, 10), (3.0, 1)]:
         basket.add(price, quantity)
-    print("basket of", basket.count, "costs", round(basket.total, 2), "expected", 29.5)
+    print("basket of", basket.count, "costs", round(basket.total, 2), "expected", 29.5)  # tr-report
 
 
 if __name__ == "__main__":

@@ -270,6 +270,12 @@ async def cmd_call(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
     return "call", await s.act("debug_trace", {k: v for k, v in asked.items() if v is not None})
 
 
+async def cmd_origin(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
+    given, rest = split_id(a.words, 1)
+    asked = {"origin": rest[0], "session_id": given}
+    return "origin", await s.act("debug_trace", {k: v for k, v in asked.items() if v is not None})
+
+
 async def cmd_act(s: RemoteService, a: argparse.Namespace) -> tuple[str, Any]:
     """``act NAME [KEY=VALUE...]``: any agent action (an MCP tool by name) in one request; a value is read
     as JSON (``line=12``, ``watch=true``, ``expressions='["a","b"]'``), else as text."""

@@ -346,6 +346,14 @@ def _trace_commands(add: Adder) -> None:
         with_id=False,
     )
     p.add_argument("words", nargs="+", metavar="[ID] CALL_ID")
+    p = add(
+        "origin",
+        "cmd_origin",
+        "where a value came from: the traced calls' writes of NAME (total, basket.total, d['k']), newest "
+        "first; none recorded: which functions to trace: [ID] NAME",
+        with_id=False,
+    )
+    p.add_argument("words", nargs="+", metavar="[ID] NAME")
 
 
 class Parser(argparse.ArgumentParser):

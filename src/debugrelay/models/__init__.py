@@ -138,6 +138,7 @@ from ._session import (
 from ._traces import (
     CallList,
     CallRun,
+    Origin,
     Trace,
     TracedCall,
     TraceList,
@@ -217,6 +218,7 @@ __all__ = [
     "Model",
     "ObjectInspection",
     "ObjectNode",
+    "Origin",
     "OutputEntry",
     "OutputLine",
     "OutputPage",

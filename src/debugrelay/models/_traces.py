@@ -18,6 +18,8 @@ CallId = Annotated[str, msgspec.Meta(min_length=1, max_length=40, pattern=r"^[0-
 TraceId = Annotated[str, msgspec.Meta(min_length=1, max_length=40)]
 CallMatch = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
 CallOutcome = Literal["returned", "raised", "running"]
+# a name whose writes are looked for: a local, ``obj.attr``, ``d['key']``, ``items[3]``
+WrittenName = Annotated[str, msgspec.Meta(min_length=1, max_length=200, pattern=r"^[A-Za-z_][A-Za-z_0-9]*[^\n]*$")]
 
 
 class TraceRequest(Input):
@@ -102,6 +104,29 @@ class CallRun(TracedCall, kw_only=True):
     events: list[dict[str, Any]] = msgspec.field(default_factory=list)
     callees: list[str] = msgspec.field(default_factory=list)
     cut: dict[str, int] | None = None  # what was left out to keep the call bounded (events, values)
+
+
+class ValueWrite(Model, kw_only=True):
+    """One recorded write of a name: which call, which line, what it wrote (``old -> new`` for an attribute or
+    item that held a number or a string)."""
+
+    call_id: str
+    function: str
+    line: int
+    name: str  # as the call wrote it: ``self.total`` for ``basket.total`` asked
+    value: str
+    iteration: int | None = None  # of a loop: the iteration kept whole that wrote it
+    times: int | None = None  # of a loop: how often that line ran; the value is its last write
+
+
+class Origin(Model, kw_only=True):
+    """Where a value came from: the traced calls' writes of ``name``, newest first."""
+
+    name: str
+    writes: list[ValueWrite]
+    total: int  # writes found in all
+    trace: list[str] = msgspec.field(default_factory=list)  # none found: functions that assign it, to trace
+    message: str | None = None
 
 
 class TraceRemoved(Answer, kw_only=True):

@@ -7,8 +7,8 @@ from typing import Any
 
 from debugrelay import traces
 from debugrelay.errors import InvalidState, NotFound, RelayError
-from debugrelay.models import CallList, CallRun, Trace, TracedCall, TraceList, TraceRecord, TraceRequest
-from debugrelay.models._traces import MAX_TRACES_PER_SESSION
+from debugrelay.models import CallList, CallRun, Origin, Trace, TracedCall, TraceList, TraceRecord, TraceRequest
+from debugrelay.models._traces import MAX_TRACES_PER_SESSION, ValueWrite
 from debugrelay.sessions import Session, seals
 
 from ._core import ServiceCore
@@ -198,6 +198,44 @@ class TraceOps(ServiceCore):
                 "starts afresh.",
             )
         return _run(session, call)
+
+    async def value_origin(self, session_id: str, *, name: str, limit: int = 10) -> Origin:
+        session = self._get(session_id)
+        await self._read(session)
+        calls = session.calls.find([t.id for t in session.record.traces])
+        found = traces.writes_of(calls, name)
+        if found:
+            return Origin(name=name, writes=[ValueWrite(**w) for w in found[:limit]], total=len(found))
+        writers = await asyncio.to_thread(self._writers, session, name)
+        traced = {f"{t.file}:{t.qualname}" for t in session.record.traces}
+        suggest = [w for w in writers if w not in traced][:3]
+        if not session.record.traces:
+            message = "No function is traced."
+        elif not calls:
+            message = "No traced call was recorded yet."
+        else:
+            message = f"No traced call wrote '{name}'."
+        if suggest:
+            message += " These functions assign it: trace them (debug_launch(trace=[...])) and run it again."
+        else:
+            message += " No function of the paused file or the traced ones assigns it: trace the function that made it."
+        return Origin(name=name, writes=[], total=0, trace=suggest, message=message)
+
+    @staticmethod
+    def _writers(session: Session, name: str) -> list[str]:
+        """``file:function`` of the functions that assign ``name``, in the stop's files, then the traced ones'."""
+        files: list[str] = []
+        stop = session.record.stop
+        if stop is not None and stop.location is not None and stop.location.file:
+            files.append(session.to_local(stop.location.file) or "")
+        files += [t.file for t in session.record.traces]
+        roots = session.source_roots()
+        out: list[str] = []
+        for file in dict.fromkeys(f for f in files if f):
+            text = roots.read(file)
+            if text is not None:
+                out += [f"{file}:{qualname}" for qualname, _ in traces.writers_in(text, name)]
+        return out
 
     async def finished_calls(self, session_id: str, newest: int) -> tuple[list[CallRun], int, int]:
         """The ``newest`` calls of the session's traces that finished, oldest first, each with its run, how

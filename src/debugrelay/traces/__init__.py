@@ -3,7 +3,21 @@ result, recorded inside the program (``_boot/_debugrelay_trace.py``) and kept he
 
 from debugrelay.sessions._calls import ENV, CallBook, for_target, outcome, spec_of
 
+from ._origin import writers_in, writes_of
 from ._specs import Found, resolve
 from ._target import EVENT, call, paused_calls
 
-__all__ = ["ENV", "EVENT", "CallBook", "Found", "call", "for_target", "outcome", "paused_calls", "resolve", "spec_of"]
+__all__ = [
+    "ENV",
+    "EVENT",
+    "CallBook",
+    "Found",
+    "call",
+    "for_target",
+    "outcome",
+    "paused_calls",
+    "resolve",
+    "spec_of",
+    "writers_in",
+    "writes_of",
+]

@@ -24,7 +24,7 @@ class BreakpointTools(ActionGroup):
     async def debug_set_breakpoint(
         self,
         *,
-        file: Annotated[str | None, Field(description="Absolute, or relative to your folder.")] = None,
+        file: Annotated[str | None, Field(description="Path (relative: your folder).")] = None,
         line: Annotated[int | None, Field(description="1-based line.", ge=1)] = None,
         function: Annotated[
             str | None,
@@ -39,7 +39,7 @@ class BreakpointTools(ActionGroup):
         session_id: SessionId = None,
     ) -> dict[str, Any]:
         """A line or function breakpoint (condition, hit count, logpoint), before or during a run; a line
-        that cannot stop gets a suggestion."""
+        that never stops gets a suggestion."""
         sid = await self._sid_or_new(session_id)
         if not function and (not file or line is None):
             raise InvalidRequest("give file and line, or function", hint="e.g. file='/app/main.py', line=42")
@@ -148,7 +148,7 @@ class ControlTools(ActionGroup):
     async def debug_run_to(
         self,
         *,
-        file: Annotated[str, Field(description="Absolute, or relative to your folder.")],
+        file: Annotated[str, Field(description="Path (relative: your folder).")],
         line: Annotated[int, Field(ge=1)],
         session_id: SessionId = None,
         thread_id: ThreadId = None,

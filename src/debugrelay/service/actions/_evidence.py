@@ -98,12 +98,13 @@ class EvidenceTools(ActionGroup):
         offset: Annotated[int, Field(description="First call listed.", ge=0)] = 0,
         limit: Annotated[int, Field(description="Calls listed.", ge=1, le=1000)] = 20,
         call_id: Annotated[str | None, Field(description="A call's run.")] = None,
+        origin: Annotated[str | None, Field(description="Who wrote x, obj.attr.")] = None,
         remove: Annotated[str | None, Field(description="A trace_id to stop.")] = None,
         session_id: SessionId = None,
     ) -> dict[str, Any]:
-        """Every call of a function (args, result or raise), a call's run line by line with what each line
-        changed. Beats stepping when a value goes wrong over many calls: launch with trace=[...], find
-        it (calls, match: a lone one with its run)."""
+        """Calls of a function (args, result or raise); a call's run: what each line changed. Beats stepping
+        when a value goes wrong: launch with trace=[...]; calls+match finds it (a lone one: its run); origin:
+        who wrote a value."""
         if function is not None:
             folder = await policy.relative_base(self.backend, session_id) if session_id else None
             named = policy.traced_function(function, folder)
@@ -115,6 +116,8 @@ class EvidenceTools(ActionGroup):
             return plain(await self.backend.remove_trace(sid, remove))
         if call_id is not None:
             return plain(await self.backend.traced_call(sid, call_id))
+        if origin is not None:
+            return plain(await self.backend.value_origin(sid, name=origin))
         if calls is not None or outcome is not None or match is not None:
             name = None if calls in (None, "*", "") else calls
             found = plain(

@@ -23,7 +23,7 @@ class StartTools(ActionGroup):
     async def debug_launch(
         self,
         *,
-        script: Annotated[str | None, Field(description="Absolute, or relative to your folder.")] = None,
+        script: Annotated[str | None, Field(description="Path (relative: your folder).")] = None,
         module: Annotated[str | None, Field(description="Or `python -m` this.")] = None,
         args: Annotated[list[str] | None, Field(description="Program arguments.")] = None,
         test: Annotated[
@@ -31,7 +31,7 @@ class StartTools(ActionGroup):
             Field(description="A pytest node id; pauses at failing asserts."),
         ] = None,
         env: Annotated[dict[str, str] | None, Field(description="Extra environment.")] = None,
-        cwd: Annotated[str | None, Field(description="Where it runs (default: the script's folder).")] = None,
+        cwd: Annotated[str | None, Field(description="Working folder (default: the script's).")] = None,
         python: Annotated[str | None, Field(description="Interpreter.")] = None,
         breakpoints: Annotated[
             list[str] | None,
@@ -119,8 +119,8 @@ class StartTools(ActionGroup):
         ] = None,
         pod: Annotated[str | None, Field(description="Or a Kubernetes pod.")] = None,
     ) -> dict[str, Any]:
-        """Attach to a running program (debugpy listening, a pid, or a pod); it keeps running. Then
-        debug_set_breakpoint, breakpoint_wait."""
+        """Attach to a running program (debugpy listening, a pid, a pod): it keeps running; then set
+        breakpoints, wait."""
         mappings = [PathMapping(local_root=k, remote_root=v) for k, v in (path_mappings or {}).items()]
         spec = AttachSpec(host=host, port=port, pid=pid, pod=pod, path_mappings=mappings)
         sid = (await self.backend.create_session(attach=spec)).session_id

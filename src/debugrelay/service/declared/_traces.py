@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import abc
 
-from debugrelay.models import CallList, CallRun, Trace, TraceList, TraceRequest
-from debugrelay.models._traces import CallId, CallMatch, CallOutcome, TraceId
+from debugrelay.models import CallList, CallRun, Origin, Trace, TraceList, TraceRequest
+from debugrelay.models._traces import CallId, CallMatch, CallOutcome, TraceId, WrittenName
 from debugrelay.models.limits import Count, FunctionName, Start
 
 from .._operations import declare
@@ -60,6 +60,18 @@ class TraceOperations(abc.ABC):
     ) -> CallList:
         """Calls of the traced functions in brief (arguments, result or exception, lines run, parent), filtered by
         function name, outcome ('returned', 'raised', 'running') and a text found in an argument or the result."""
+
+    @declare(
+        "GET",
+        SESSION + "/traces/origin",
+        "Where a value came from: the traced calls' writes of a name (a local, obj.attr, d['key']), newest first",
+        tag="traces",
+    )
+    @abc.abstractmethod
+    async def value_origin(self, session_id: str, *, name: WrittenName, limit: Count = 10) -> Origin:
+        """The writes the traced calls recorded of ``name`` (``basket.total`` finds ``self.total`` written in a
+        method), newest first, each with its call and line; none recorded: the functions of the paused file and
+        the traced ones' files that assign it, to trace."""
 
     @declare(
         "GET",
