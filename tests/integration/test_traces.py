@@ -336,7 +336,12 @@ def test_a_loop_of_500_iterations_is_folded_with_its_counts_values_and_the_odd_i
     counts = {item["line"]: item["count"] for item in loop["lines"]}
     assert counts[odd] == 1 and counts[odd + 2] == 499
     assert {item["line"]: item.get("last") for item in loop["lines"]}[odd + 2] == {"total": "124499"}
-    assert loop["other"] == [{"lines": [odd - 2, odd - 1, odd], "iterations": [251], "count": 1}]
+    kept = [
+        {"line": odd - 2, "changed": {"value": "250"}},
+        {"line": odd - 1, "changed": {}},
+        {"line": odd, "changed": {"total": "31124"}},
+    ]
+    assert loop["other"] == [{"lines": [odd - 2, odd - 1, odd], "iterations": [251], "count": 1, "run": kept}]
 
 
 def test_breakpoints_and_steps_in_a_traced_function_work_as_without_the_trace(
