@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 from debugrelay import traces
@@ -150,10 +151,31 @@ class TraceOps(ServiceCore):
     async def _read(self, session: Session) -> None:
         """The calls known so far: those kept, and a paused program's own (its running calls included)."""
         await session.calls.load()
+        reading = session.calls.reading
+        if reading is not None:  # asked for as the program stopped: what it brought is here once it is done
+            await asyncio.wait({reading})
         if session.status == "paused" and session.record.traces:
-            batch = await traces.paused_calls(session)
-            if batch is not None and session.calls.take(batch):
-                await session.calls.save()
+            await self._take_paused(session)
+
+    @staticmethod
+    async def _take_paused(session: Session) -> None:
+        batch = await traces.paused_calls(session)
+        if batch is not None and session.calls.take(batch):
+            await session.calls.save()
+
+    def _read_ahead(self, session: Session) -> None:
+        """A paused program's calls asked for now, as its stop is answered: the agent's next listing finds
+        them here (a program that made many calls since the last it sent takes a while to say them)."""
+        reading = session.calls.reading
+        if session.status != "paused" or not session.record.traces or (reading is not None and not reading.done()):
+            return
+
+        async def read() -> None:
+            with contextlib.suppress(RelayError):
+                await session.calls.load()
+                await self._take_paused(session)
+
+        session.calls.reading = asyncio.create_task(read(), name=f"calls-{session.id}")
 
     async def traced_calls(
         self,
@@ -245,6 +267,7 @@ class TraceOps(ServiceCore):
         session = self._get(session_id)
         if not session.record.traces:
             return [], 0, session.starts
+        self._read_ahead(session)
         await session.calls.load()
         ids = [t.id for t in session.record.traces]
         done = [c for c in session.calls.find(ids) if not c.get("running")]

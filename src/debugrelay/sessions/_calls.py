@@ -81,6 +81,7 @@ class CallBook:
         self.root_pid: str | None = None  # the program's own process, as its first read said
         self.loaded = False
         self._save: asyncio.TimerHandle | None = None
+        self.reading: asyncio.Task[None] | None = None  # a paused program's calls, asked for as it stopped
 
     # -- what the target reports -----------------------------------------------------------------
 
