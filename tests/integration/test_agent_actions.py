@@ -382,3 +382,15 @@ def test_where_a_value_came_from_is_one_call_at_a_stop(own_relay: Relay) -> None
     assert (none["writes"], none["total"], none["trace"]) == ([], 0, [f"{basket}:main"]), none
     assert none["message"] and "trace" in none["message"]
     ok(http.delete(f"/sessions/{stop['session_id']}"))
+
+
+def test_an_exception_stop_in_a_pools_parent_names_the_traced_calls_of_its_worker(own_relay: Relay) -> None:
+    http = own_relay.http
+    pool = target("tr_pool_raise.py")
+    stop = ok(http.post("/agent/debug_launch", json={"script": pool, "trace": [f"{pool}:inverse"]}))
+    assert (stop["status"], stop["reason"]) == ("paused", "exception"), stop
+    named = {c["args"]["n"]: c.get("returned") or c.get("raised") for c in stop["traced"]}
+    assert named == {"2": "0.5", "0": "ZeroDivisionError: division by zero"}, stop
+    worker = stop["traced"][1]["call_id"].split(".")[0]
+    assert worker != str(stop.get("process")), "made in the worker, named at the parent's stop"
+    ok(http.delete(f"/sessions/{stop['session_id']}"))
