@@ -343,6 +343,11 @@ def test_how_a_value_went_wrong_reads_from_a_launch_with_a_trace_and_at_most_one
     run = ok(http.post("/agent/debug_trace", json={"call_id": end["traced"][3]["call_id"]}))
     bulk = line_of(basket, "tr-bulk")
     assert {"line": bulk, "changed": {"self.total": "22.0 -> 19.8"}} in run["events"], run
+    part = ok(http.post("/agent/debug_trace", json={"call_id": end["traced"][3]["call_id"], "match": "19.8"}))
+    assert part["events"] == [  # the lines that wrote or read on from the wrong value
+        {"line": bulk, "changed": {"self.total": "22.0 -> 19.8"}},
+        {"line": line_of(basket, "tr-total"), "changed": {"self.total": "19.8 -> 24.8"}},
+    ]
     ok(http.delete(f"/sessions/{end['session_id']}"))
     end = ok(http.post("/agent/debug_launch", json={"script": readings, "trace": [f"{readings}:calibrate"]}))
     (call,) = end["traced"]

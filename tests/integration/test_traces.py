@@ -344,6 +344,28 @@ def test_a_loop_of_500_iterations_is_folded_with_its_counts_values_and_the_odd_i
     assert loop["other"] == [{"lines": [odd - 2, odd - 1, odd], "iterations": [251], "count": 1, "run": kept}]
 
 
+def test_a_calls_run_reads_in_part_by_line_text_and_page(api: httpx.Client, sessions: Sessions) -> None:
+    sid = ran(api, sessions, ["tally"])
+    (call,) = calls(api, sid)["calls"]
+    path = f"/sessions/{sid}/traces/calls/{call['call_id']}"
+    whole = ok(api.get(path))
+    assert "events_total" not in whole  # read whole: nothing to say of parts
+    odd = line_of(ORDERS, "tr-odd")
+    (loop,) = ok(api.get(path, params={"line": odd}))["events"]
+    assert loop["lines"] == [{"line": odd, "count": 1, "first": {"total": "31124"}, "last": {"total": "31124"}}]
+    assert loop["other"][0]["run"] == [{"line": odd, "changed": {"total": "31124"}}]
+    found = ok(api.get(path, params={"match": "31124"}))
+    assert [("loop" in e) for e in found["events"]] == [True] and found["events_total"] == 1
+    none = ok(api.get(path, params={"line": 1}))
+    assert (none.get("events"), none["events_total"], none["has_more"]) == (None, 0, False)  # none: left out
+    first = ok(api.get(path, params={"limit": 1}))
+    assert first["events"] == whole["events"][:1] and first["has_more"] is True
+    rest = ok(api.get(path, params={"offset": 1, "limit": 100}))
+    assert rest["events"] == whole["events"][1:] and rest["events_total"] == len(whole["events"])
+    bad = api.get(path, params={"line": 0})
+    assert bad.status_code == 400, bad.text
+
+
 def test_breakpoints_and_steps_in_a_traced_function_work_as_without_the_trace(
     api: httpx.Client, sessions: Sessions
 ) -> None:

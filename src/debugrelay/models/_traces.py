@@ -104,6 +104,10 @@ class CallRun(TracedCall, kw_only=True):
     events: list[dict[str, Any]] = msgspec.field(default_factory=list)
     callees: list[str] = msgspec.field(default_factory=list)
     cut: dict[str, int] | None = None  # what was left out to keep the call bounded (events, values)
+    # a run read in part (a line, a text, a page): the events that passed, in all; the page's start; more
+    events_total: int | None = None
+    offset: int | None = None
+    has_more: bool | None = None
 
 
 class ValueWrite(Model, kw_only=True):

@@ -208,7 +208,16 @@ class TraceOps(ServiceCore):
             message=message,
         )
 
-    async def traced_call(self, session_id: str, call_id: str) -> CallRun:
+    async def traced_call(
+        self,
+        session_id: str,
+        call_id: str,
+        *,
+        line: int | None = None,
+        match: str | None = None,
+        offset: int = 0,
+        limit: int = 100,
+    ) -> CallRun:
         session = self._get(session_id)
         await self._read(session)
         call = session.calls.get(call_id)
@@ -219,7 +228,13 @@ class TraceOps(ServiceCore):
                 hint="List the calls (GET .../traces/calls); the oldest go past a trace's 'keep', and a relaunch "
                 "starts afresh.",
             )
-        return _run(session, call)
+        run = _run(session, call)
+        if line is None and match is None and offset == 0 and len(run.events) <= limit:
+            return run
+        kept = traces.events_with(run.events, line, match)
+        run.events = kept[offset : offset + limit]
+        run.events_total, run.offset, run.has_more = len(kept), offset, offset + len(run.events) < len(kept)
+        return run
 
     async def value_origin(self, session_id: str, *, name: str, limit: int = 10) -> Origin:
         session = self._get(session_id)

@@ -3,7 +3,7 @@ result, recorded inside the program (``_boot/_debugrelay_trace.py``) and kept he
 
 from debugrelay.sessions._calls import ENV, CallBook, for_target, outcome, spec_of
 
-from ._origin import writers_in, writes_of
+from ._origin import events_with, writers_in, writes_of
 from ._specs import Found, resolve
 from ._target import EVENT, call, paused_calls
 
@@ -13,6 +13,7 @@ __all__ = [
     "CallBook",
     "Found",
     "call",
+    "events_with",
     "for_target",
     "outcome",
     "paused_calls",

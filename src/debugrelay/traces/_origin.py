@@ -4,6 +4,7 @@ newest first; and, where none was recorded, the functions of a source file that 
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -111,3 +112,42 @@ def _flat(target: ast.expr) -> list[ast.expr]:
     if isinstance(target, ast.Tuple | ast.List):
         return [t for item in target.elts for t in _flat(item)]
     return [target]
+
+
+def events_with(events: list[dict[str, Any]], line: int | None, match: str | None) -> list[dict[str, Any]]:
+    """The events of a call's run on ``line`` and holding ``match`` in what they wrote (a folded loop: its
+    line's counts and the kept iterations that pass, or the loop whole for a text found in it)."""
+    out = []
+    for event in events:
+        if "loop" in event:
+            kept = _loop_with(event, line, match)
+            if kept is not None:
+                out.append(kept)
+            continue
+        if line is not None and event.get("line") != line:
+            continue
+        if match is not None and match not in json.dumps(event.get("changed") or {}):
+            continue
+        out.append(event)
+    return out
+
+
+def _loop_with(loop: dict[str, Any], line: int | None, match: str | None) -> dict[str, Any] | None:
+    if match is not None and match not in json.dumps(loop):
+        return None
+    if line is None:
+        return loop
+    lines = [s for s in loop.get("lines") or [] if isinstance(s, dict) and s.get("line") == line]
+    if not lines:
+        return None
+    narrowed = {k: v for k, v in loop.items() if k not in ("lines", "usual", "other", "far")}
+    narrowed["lines"] = lines
+    for key in ("other", "far"):
+        kept = [
+            {**k, "run": events_with(k.get("run") or [], line, match)}
+            for k in loop.get(key) or []
+            if isinstance(k, dict) and events_with(k.get("run") or [], line, match)
+        ]
+        if kept:
+            narrowed[key] = kept
+    return narrowed

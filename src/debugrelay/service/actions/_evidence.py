@@ -13,6 +13,9 @@ from .. import policy
 from ._declare import ActionGroup, SessionId, action
 from ._events import plain
 
+CALLS_PAGE = 20  # calls a listing shows
+RUN_PAGE = 100  # events of a call's run an answer shows (the recorder keeps at most 100 items a call)
+
 
 class EvidenceTools(ActionGroup):
     """Evidence about the whole program, kept by the relay: snapshots, patterns, capture points."""
@@ -96,7 +99,7 @@ class EvidenceTools(ActionGroup):
         outcome: Annotated[Literal["returned", "raised", "running"] | None, Field(description="Only these.")] = None,
         match: Annotated[str | None, Field(description="Text in an arg or result.")] = None,
         offset: Annotated[int, Field(description="First call listed.", ge=0)] = 0,
-        limit: Annotated[int, Field(description="Calls listed.", ge=1, le=1000)] = 20,
+        limit: Annotated[int, Field(description="Calls listed.", ge=1, le=1000)] = CALLS_PAGE,
         call_id: Annotated[str | None, Field(description="A call's run.")] = None,
         origin: Annotated[str | None, Field(description="Who wrote x, obj.attr.")] = None,
         remove: Annotated[str | None, Field(description="A trace_id to stop.")] = None,
@@ -114,8 +117,9 @@ class EvidenceTools(ActionGroup):
         sid = await self._sid(session_id)
         if remove is not None:
             return plain(await self.backend.remove_trace(sid, remove))
-        if call_id is not None:
-            return plain(await self.backend.traced_call(sid, call_id))
+        if call_id is not None:  # match: the events holding that text; limit: events (100 unless given)
+            events = RUN_PAGE if limit == CALLS_PAGE else limit
+            return plain(await self.backend.traced_call(sid, call_id, match=match, offset=offset, limit=events))
         if origin is not None:
             return plain(await self.backend.value_origin(sid, name=origin))
         if calls is not None or outcome is not None or match is not None:

@@ -6,7 +6,7 @@ import abc
 
 from debugrelay.models import CallList, CallRun, Origin, Trace, TraceList, TraceRequest
 from debugrelay.models._traces import CallId, CallMatch, CallOutcome, TraceId, WrittenName
-from debugrelay.models.limits import Count, FunctionName, Start
+from debugrelay.models.limits import Count, FunctionName, Line, Start
 
 from .._operations import declare
 
@@ -80,6 +80,16 @@ class TraceOperations(abc.ABC):
         tag="traces",
     )
     @abc.abstractmethod
-    async def traced_call(self, session_id: str, call_id: CallId) -> CallRun:
+    async def traced_call(
+        self,
+        session_id: str,
+        call_id: CallId,
+        *,
+        line: Line | None = None,
+        match: CallMatch | None = None,
+        offset: Start = 0,
+        limit: Count = 100,
+    ) -> CallRun:
         """One call's run in order: each line run with what it changed (loops folded), then its result or
-        exception, and the calls it made."""
+        exception, and the calls it made; ``line``/``match`` keep the events of that line or holding that text
+        (a loop: with its kept iterations), paged by ``offset``/``limit``."""
