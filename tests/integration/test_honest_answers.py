@@ -164,6 +164,26 @@ def test_small_nested_values_are_shown_whole_and_a_cut_says_so(api: httpx.Client
     assert "<cut: " in big["value"], big
     inner = ok(api.get(f"/sessions/{sid}/variables", params={"expand": "deep['a']['b']['c']"}))
     assert inner["variables"][0]["value"] == "{'e': 1}", inner
+    # a named tuple field by field (not <Point, len() = 2>), a long string inside and a long repr by their start
+    point = found["point"]["value"]
+    assert point.startswith("Point(x=Point(x=[1, 1, 1, "), point
+    assert "<cut: 41 more>], y={'k': 'vvvv" in point and point.endswith(" more chars>"), point
+    assert point.count("<cut:") == 2, point  # cut before the string's own mark, never inside it
+    whole = ok(api.post(f"/sessions/{sid}/evaluate", json={"expression": "point"}))["result"]
+    assert whole.endswith("<cut: 172 more chars>}), y=2)"), whole
+    shout = ok(api.post(f"/sessions/{sid}/evaluate", json={"expression": "shout"}))["result"]
+    assert shout.startswith("Shout(aaaa") and shout.endswith(" more chars>"), shout
+    assert all("..." not in v["value"] for v in found.values() if v["name"] != "loop"), found
+
+
+def test_a_long_exception_message_is_said_by_its_start_and_the_count_of_the_rest(api: httpx.Client) -> None:
+    stop = ok(api.post("/agent/debug_launch", json={"script": NESTED}))
+    assert stop.get("reason") == "exception", stop
+    message = stop["exception"]["message"]
+    assert message.startswith("bad yyy") and message.endswith("<cut: 2004 more chars>"), stop  # 1000 said
+    autopsy = ok(api.post("/agent/exception_autopsy", json={"session_id": stop["session_id"]}))
+    assert autopsy["exception"]["message"] == message, autopsy
+    ok(api.delete(f"/sessions/{stop['session_id']}"))
 
 
 async def test_mcp_small_nested_values_are_shown_whole(tmp_path: Path) -> None:

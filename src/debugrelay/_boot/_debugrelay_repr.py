@@ -1,5 +1,5 @@
 """Values as debugpy shows them, without marks that read as Python: small nested values whole, and
-every cut said as a cut.
+every cut said as a cut (a named tuple field by field, a long ``repr`` by its start and the count of the rest).
 
 debugpy's ``SafeRepr`` shows two levels of nesting and writes a deeper container as ``{...}`` or
 ``[...]``, Python's own mark for a container that refers to itself, and a long one as ``[1, 2, ...]``
@@ -120,12 +120,73 @@ _OBJECT_REPR = object.__dict__["__repr__"]
 PREVIEW_ATTRIBUTES = (10, 4)  # of an object without a repr of its own: the value itself, one inside another
 
 
+def _named_fields(cls: Any) -> tuple[str, ...] | None:
+    """A named tuple's field names, when its ``__repr__`` is the one ``collections.namedtuple`` wrote."""
+    try:
+        if not issubclass(cls, tuple):
+            return None
+        names = _find(cls, "_fields")
+        method = _find(cls, "__repr__")
+        code = getattr(method, "__code__", None) if type(method).__name__ == "function" else None
+        generated = code is not None and code.co_filename.replace("\\", "/").endswith("collections/__init__.py")
+        if generated and type(names) is tuple and all(type(n) is str for n in names):
+            return names
+    except Exception:
+        pass
+    return None
+
+
+def _repr_named(self: Any, obj: Any, level: int, names: tuple[str, ...]) -> Any:
+    """``P(x=1, y=[1, 2, <cut: 48 more>])``: a named tuple as its own repr writes it, within the levels."""
+    if level >= len(self.maxcollection):
+        yield _cut(obj)
+        return
+    yield f"{type(obj).__name__}("
+    values = tuple.__iter__(obj)
+    for shown, (name, value) in enumerate(zip(names, values)):  # noqa: B905 (any Python 3)
+        if shown:
+            yield ", "
+        if shown >= self.maxcollection[level] - 1 and shown < len(names) - 1:
+            yield _more(obj, shown)
+            break
+        yield f"{name}="
+        yield from self._repr(value, SELF if value is obj else level + 1)
+    yield ")"
+
+
+def _repr_long_iter(self: Any, obj: Any) -> Any:
+    """A collection too long or too deep to write out: said as a cut (debugpy: ``<P, len() = 3>``)."""
+    yield _cut(obj)
+
+
+def _repr_obj(self: Any, obj: Any, level: int, limit_inner: int, limit_outer: int) -> Any:  # noqa: PLR0917
+    """A value's own repr, its end past the limit counted (debugpy cuts its middle out with ``...``)."""
+    if self.raw_value or (self.convert_to_hex and isinstance(obj, self.int_types)):
+        yield from _plain_repr_obj(self, obj, level, limit_inner, limit_outer)
+        return
+    try:
+        text = repr(obj)
+    except Exception:
+        try:
+            text = object.__repr__(obj)
+        except Exception:
+            text = "<no repr available>"
+    limit = limit_inner if level > 0 else limit_outer
+    if len(text) > limit:
+        text = f"{text[:limit]}<cut: {len(text) - limit} more chars>"
+    yield self._convert_to_unicode_or_bytes_repr(text)
+
+
 def _repr_other(self: Any, obj: Any, level: int) -> Any:
     """An object without a ``__repr__`` of its own shows a few attributes: ``<Cat name='Tom', hunger=3>``.
 
     Only the instance ``__dict__`` is read (no property or ``__getattr__`` runs); the address is kept
     (it tells two objects apart)."""
     cls = type(obj)
+    names = _named_fields(cls)
+    if names is not None:
+        yield from _repr_named(self, obj, level, names)
+        return
     fields = None
     try:
         if _find(cls, "__repr__") is _OBJECT_REPR and level < len(self.maxcollection):
@@ -151,6 +212,7 @@ def _repr_other(self: Any, obj: Any, level: int) -> Any:
 _plain_other: Any = None
 _plain_str: Any = None
 _plain_is_long_iter: Any = None
+_plain_repr_obj: Any = None
 
 
 def _is_long_iter(self: Any, obj: Any, level: int = 0) -> bool:
@@ -158,12 +220,20 @@ def _is_long_iter(self: Any, obj: Any, level: int = 0) -> bool:
     answer is False whatever it finds: a value neither a string nor one of the builtin collections."""
     if not issubclass(type(obj), self.string_types) and not issubclass(type(obj), self.long_iter_types):
         return False
+    if _named_fields(type(obj)) is not None:  # written field by field, each cut where it is too long
+        return False
     return bool(_plain_is_long_iter(self, obj, level))
 
 
 def _repr_str(self: Any, obj: Any, level: int) -> list[str]:
-    """debugpy's parts of a string, all made before any is used (at most three, or the whole raw value)."""
-    return list(_plain_str(self, obj, level))
+    """debugpy's parts of a string, all made before any is used (at most three, or the whole raw value); a
+    long one inside a value is its start and the count of the rest (debugpy: start, ``...``, end)."""
+    parts = list(_plain_str(self, obj, level))
+    if len(parts) != 3 or parts[1] != "..." or type(obj) not in (str, bytes):
+        return parts
+    limit = self.maxother_inner if level > 0 else self.maxother_outer
+    head = repr(obj[:limit])
+    return [head[:-1], f"<cut: {len(obj) - limit} more chars>"]  # its closing quote goes with the cut
 
 
 def _close(parts: Any) -> None:
@@ -203,8 +273,11 @@ def patch(module: Any) -> None:
     cls = module.SafeRepr
     if getattr(cls, "_debugrelay", False):
         return
-    global _plain_other, _plain_str, _plain_is_long_iter  # noqa: PLW0603 (debugpy's own methods, called from ours)
+    global _plain_other, _plain_str, _plain_is_long_iter, _plain_repr_obj  # noqa: PLW0603 (debugpy's own methods)
     _plain_other, _plain_str, _plain_is_long_iter = cls._repr_other, cls._repr_str, cls._is_long_iter
+    _plain_repr_obj = cls._repr_obj
+    cls._repr_obj = _repr_obj
+    cls._repr_long_iter = _repr_long_iter
     cls._repr_other = _repr_other
     cls._repr_str = _repr_str
     cls._is_long_iter = _is_long_iter

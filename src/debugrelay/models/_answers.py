@@ -29,10 +29,15 @@ CUT = "<cut:"  # how every cut value says so: never "...", which reads as Python
 
 
 def cut_text(text: str, limit: int) -> str:
-    """``text`` cut to ``limit`` characters, saying how many more there were."""
+    """``text`` cut to ``limit`` characters, saying how many more there were; never inside a cut mark the text
+    holds (cut before it, and counted)."""
     if len(text) <= limit:
         return text
-    return f"{text[:limit]}{CUT} {len(text) - limit} more chars>"
+    head = text[:limit]
+    mark = head.rfind(CUT)
+    if mark >= 0 and ">" not in head[mark:]:
+        head = head[:mark]
+    return f"{head}{CUT} {len(text) - len(head)} more chars>"
 
 
 def joined_output(lines: list[OutputLine]) -> str:

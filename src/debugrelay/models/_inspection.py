@@ -9,6 +9,7 @@ import msgspec
 
 from ._base import Answer, Model
 from ._session import Location, ProcessInfo
+from .limits import cut_message
 
 # -- inspection --------------------------------------------------------------------------------------
 
@@ -176,6 +177,9 @@ class ExceptionSummary(Model, kw_only=True):
     members_truncated: bool = False
     relation: str | None = None  # in an inner chain: "direct cause" or "during handling"
 
+    def __post_init__(self) -> None:
+        self.message = cut_message(self.message)
+
 
 class AutopsyException(Model, kw_only=True):
     """The exception of an autopsy: what the stop said, refined by the probe (``details_available: false``
@@ -190,6 +194,9 @@ class AutopsyException(Model, kw_only=True):
     members: list[ExceptionSummary] | None = None
     members_total: int | None = None
     members_truncated: bool = False
+
+    def __post_init__(self) -> None:
+        self.message = cut_message(self.message)
 
 
 class FrameSource(Model, kw_only=True):

@@ -9,7 +9,7 @@ import msgspec
 from ._base import Input, Model
 from ._launch import LaunchRequest, Mappings, PathMapping, PublishedPort
 from ._traces import TraceRecord
-from .limits import Host, NamespaceName, Pid, PodName, Port
+from .limits import Host, NamespaceName, Pid, PodName, Port, cut_message
 
 SessionStatus = Literal["created", "launching", "running", "paused", "terminated", "failed"]
 
@@ -44,6 +44,9 @@ class ExceptionInfo(Model):
     unhandled: bool = False
     break_mode: str | None = None
     location: Location | None = None
+
+    def __post_init__(self) -> None:
+        self.message = cut_message(self.message)  # a message of megabytes is said in its first 1000 chars
 
 
 class StoppedThread(Model):

@@ -101,3 +101,13 @@ Grep = Annotated[
 ]
 EvidenceId = Annotated[str, msgspec.Meta(pattern=r"^ev-[0-9a-f]{12}$")]
 ResumeCommand = Literal["continue", "step-over", "step-into", "step-out"]
+
+
+MESSAGE_CHARS = 1000  # of an exception's message in a stop, an autopsy, a snapshot
+
+
+def cut_message(text: str) -> str:
+    """An exception's message within MESSAGE_CHARS, the rest counted; a message cut once is kept as it is."""
+    if len(text) <= MESSAGE_CHARS + 32:
+        return text
+    return f"{text[:MESSAGE_CHARS]}<cut: {len(text) - MESSAGE_CHARS} more chars>"
