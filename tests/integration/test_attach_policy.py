@@ -207,6 +207,22 @@ def own_address() -> str | None:
     return None
 
 
+def port_on_both(other: str) -> int:
+    """A port free on loopback and on ``other``, below the kernel's range for the local ends of connections:
+    no connection of a test running beside this one takes it on loopback before debugpy binds it there."""
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    for port in range(max(1025, low - 4000), low):
+        with contextlib.ExitStack() as held:
+            try:
+                for address in ("127.0.0.1", other):
+                    sock = held.enter_context(socket.socket())
+                    sock.bind((address, port))
+            except OSError:
+                continue
+            return port
+    raise AssertionError("no port free on both addresses")
+
+
 class Knocks:
     """A listener on ``address:port`` that counts the connections it gets and hangs up on them."""
 
@@ -276,8 +292,8 @@ def test_a_rebinding_name_reaches_only_the_address_that_was_checked(tmp_path: Pa
     other = own_address()
     if other is None:
         pytest.skip("this machine has no address beside loopback")
-    knocks = Knocks(other, 0)
-    port: int = knocks.server.getsockname()[1]  # the same port on both addresses
+    port = port_on_both(other)  # the same port on both addresses
+    knocks = Knocks(other, port)
     program = debugpy_listening("127.0.0.1", port)
     mock = tmp_path / "resolver"
     mock.mkdir()
@@ -345,8 +361,8 @@ def test_a_recovered_attach_reaches_only_the_address_checked_again(cluster: Clus
     other = own_address()
     if other is None:
         pytest.skip("this machine has no address beside loopback")
-    knocks = Knocks(other, 0)
-    port: int = knocks.server.getsockname()[1]
+    port = port_on_both(other)  # the same port on both addresses
+    knocks = Knocks(other, port)
     program = debugpy_listening("127.0.0.1", port)
     try:
         first = cluster.relay()

@@ -49,9 +49,14 @@ def logged(api: httpx.Client, sid: str) -> list[str]:
 
 
 def observe(api: httpx.Client, sessions: Sessions, sid: str, stop_at: tuple[str, int], reads: list[str]) -> None:
-    """Three stops at ``stop_at``, each read as an agent would (its locals, its stack, ``reads``
-    evaluated), a snapshot at the first; at the last the breakpoint goes, and the program runs to its end."""
-    breakpoint_id = sessions.bp(sid, *stop_at)["breakpoint_id"]
+    """Three stops at ``stop_at`` (its breakpoint set before the launch: a fast program could end before one
+    set while it runs), each read as an agent would (its locals, its stack, ``reads`` evaluated), a snapshot at
+    the first; at the last the breakpoint goes, and the program runs to its end."""
+    (breakpoint_id,) = [
+        b["breakpoint_id"]
+        for b in ok(api.get(f"/sessions/{sid}/breakpoints"))["breakpoints"]
+        if b.get("line") == stop_at[1] and not b.get("log_message")
+    ]
     for n in range(3):
         stop = settle(sessions, sid)
         assert (stop["status"], stop["location"]["line"]) == ("paused", stop_at[1]), stop
@@ -82,8 +87,10 @@ def debugged_ledger(api: httpx.Client, sessions: Sessions, **launch: Any) -> tup
     sid = sessions.create()
     functions = [f"{LEDGER}:{name}" for name in ("apply", "transactions", "fee")]
     watched(api, sessions, sid, functions, (LEDGER, line_of(LEDGER, "apply-here")), log=line_of(LEDGER, "append-here"))
+    stop_at = (LEDGER, line_of(LEDGER, "fee-here"))
+    sessions.bp(sid, *stop_at)
     sessions.launch(sid, LEDGER, **launch)
-    observe(api, sessions, sid, (LEDGER, line_of(LEDGER, "fee-here")), ["amount * rate", "divmod(amount, 7)"])
+    observe(api, sessions, sid, stop_at, ["amount * rate", "divmod(amount, 7)"])
     end = settle(sessions, sid)
     assert end["status"] == "terminated", end
     traced = {t["qualname"]: t["calls"] for t in ok(api.get(f"/sessions/{sid}/traces"))["traces"]}
@@ -134,8 +141,10 @@ def test_a_librarys_test_suite_passes_the_same_under_the_debugger(
     capture = (CORE, line_with(CORE, 'if fragment.startswith("/"):'))
     watched(api, sessions, sid, functions, capture, log=line_with(CORE, "if fragment:"))
     launch = {"module": "pytest", "args": args, "cwd": str(tmp_path), "env": SUITE_ENV}
+    stop_at = (CORE, line_with(CORE, 'if ref.startswith("#"):'))
+    sessions.bp(sid, *stop_at)
     ok(sessions.http.post(f"/sessions/{sid}/launch", json=launch))
-    observe(api, sessions, sid, (CORE, line_with(CORE, 'if ref.startswith("#"):')), ["ref", "len(ref)"])
+    observe(api, sessions, sid, stop_at, ["ref", "len(ref)"])
     end = settle(sessions, sid)
     assert end["status"] == "terminated", end
     assert logged(api, sid), "the logpoint never wrote"
