@@ -17,6 +17,13 @@ ways, each in the CLI and over plain HTTP: with the line debugger (a conditional
 function trace (trace price, launch, list the calls matching the wrong result, read that call). Each
 story's calls and bytes of answers (and each answer's), and its wall time in seconds, under the keys
 ``*_wrong_value_*``; a version without function traces answers ``{"error": ...}`` for those.
+
+Then how a value went wrong, as the agent's actions: a total written wrong to ``self`` in a method
+(tests/targets/tr_cart.py: launch with ``Basket.add`` traced, whose end lists its calls with ``self`` as each
+found it, then read the call after which the total is off: its run shows ``"self.total": "22.0 -> 19.8"``;
+``self_write_traced_actions``), and the 173rd of 300 iterations of a loop (tests/targets/tr_readings.py:
+launch with ``calibrate`` traced, whose end carries the lone call's run with that iteration kept whole;
+``odd_iteration_traced_actions``).
 """
 
 from __future__ import annotations
