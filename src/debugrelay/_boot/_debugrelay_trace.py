@@ -1512,8 +1512,15 @@ class _Call(object):
                     changed = {}
                 changed[name] = "<deleted>"
         self.snap = new
+        return self.writes(loc, changed)
+
+    def writes(self, loc, changed):
+        """``changed`` with the writes to the arguments' attributes and items since the last look."""
         for look in self.looks:
-            written = self.written(look, loc)
+            try:
+                written = self.written(look, loc)
+            except Exception:  # a dict another thread changed as it was read: compared again at the next line
+                continue
             if written:
                 if changed is None:
                     changed = {}
