@@ -1,6 +1,7 @@
 """How soon after a stop an agent reads a trace: ``.venv/bin/python -m bench.trace_listing [--runs 5]``.
 
-tests/targets/tr_orders.py calls ``price`` 10,000 times, traced (``keep`` 10,000), then pauses at a breakpoint
+tests/targets/tr_orders.py calls ``price`` 10,000 times, traced (``keep`` 10,000, or ``--keep``: the wrong call,
+the 7777th, is among the kept ones from 2,224 on), then pauses at a breakpoint
 on the next line of ``main``. Per run, on a relay of this checkout (local targets, in-memory state), a keep-alive
 HTTP client times the agent's actions right after the stop: the first listing of the calls that match the wrong
 result (uncached: the paused program is asked what it recorded since), the same listing again, the call's run,
@@ -36,9 +37,9 @@ def _timed(http: httpx.Client, tool: str, body: dict[str, Any]) -> tuple[float, 
     return took, response.json()
 
 
-def one_run(relay: Relay, think: float) -> dict[str, float]:
+def one_run(relay: Relay, think: float, keep: int) -> dict[str, float]:
     with relay.client() as http:
-        traced = http.post("/agent/debug_trace", json={"function": f"{ORDERS}:price", "keep": 10_000}).json()
+        traced = http.post("/agent/debug_trace", json={"function": f"{ORDERS}:price", "keep": keep}).json()
         stop = http.post(
             "/agent/debug_launch",
             json={"script": ORDERS, "breakpoints": [f"{ORDERS}:{AFTER}"], "session_id": traced["session_id"]},
@@ -60,12 +61,13 @@ def one_run(relay: Relay, think: float) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--keep", type=int, default=10_000, help="calls a trace keeps (the wrong one is the 7777th)")
     args = parser.parse_args()
-    result: dict[str, Any] = {"runs": args.runs}
+    result: dict[str, Any] = {"runs": args.runs, "keep": args.keep}
     with tempfile.TemporaryDirectory() as work, Cleanup().installed() as cleanup:
         relay = Relay(Path(work), cleanup, "listing")
         for label, think in (("at_once", 0.0), ("after_1s", 1.0)):
-            runs = [one_run(relay, think) for _ in range(args.runs)]
+            runs = [one_run(relay, think, args.keep) for _ in range(args.runs)]
             result[label] = {
                 k: {
                     "median_ms": round(statistics.median(r[k] for r in runs), 1),
