@@ -1134,8 +1134,8 @@ class _Loop(object):
                 self.more += 1
                 return
             got = self.sets[key] = [0, []]
-            if self.sets and self.iterations > 1:
-                self.keep(self.iterations, segment)  # another branch: its first iteration, whole
+            if self.iterations > 1:  # a line set not seen before: another branch; its first iteration, whole
+                self.keep(self.iterations, segment)
         elif extreme and self.iterations > OUTLIER_AFTER:
             self.keep(self.iterations, segment)
         got[0] += 1

@@ -147,7 +147,10 @@ class CallBook:
         self._later()
 
     def reset(self) -> None:
-        """A new run: the last run's calls are not this run's."""
+        """A new run: the last run's calls are not this run's (nor what its paused program was still asked)."""
+        if self.reading is not None:
+            self.reading.cancel()
+            self.reading = None
         self.calls.clear()
         self.totals.clear()
         self.found.clear()
