@@ -87,9 +87,8 @@ def _wait_for_client(spec: dict[str, Any]) -> None:
             debugger.set_use_libraries_filter(bool(spec["just_my_code"]))
 
 
-def _trace_from_env() -> None:
+def _trace_from_env(given: str | None) -> None:
     """The launch's traces (this interpreter started before they were known)."""
-    given = os.environ.get("DEBUGRELAY_TRACES")
     if not given:
         return
     import json
@@ -101,6 +100,26 @@ def _trace_from_env() -> None:
             _debugrelay_trace.add(json.dumps(spec))
     except Exception as exc:  # a hook never keeps the program from running
         print("debugrelay: function traces not installed: %r" % (exc,), file=sys.stderr)
+
+
+def _set_up(spec: dict[str, Any]) -> None:
+    """The launch's folder and environment, its test stops and traces. The relay may have set its exception
+    filters by now ('raised': every raise in code it traces): nothing here raises, not even the KeyError
+    that ``os.environ.get`` and ``pop`` raise and catch for a missing name."""
+    os.chdir(spec["cwd"])
+    env = dict(os.environ)
+    os.environ.update(spec["env"])
+    env.update(spec["env"])
+    for name in spec.get("unset") or []:
+        if name in env:
+            del os.environ[name]
+            del env[name]
+    os.environ["DEBUGPY_RUNNING"] = "true"
+    if env.get("DEBUGRELAY_TEST_STOPS"):
+        import _debugrelay_tests
+
+        _debugrelay_tests.install()
+    _trace_from_env(env.get("DEBUGRELAY_TRACES"))
 
 
 def main() -> int:  # noqa: PLR0915
@@ -122,16 +141,7 @@ def main() -> int:  # noqa: PLR0915
 
     from _pydevd_bundle import pydevd_runpy as runpy
 
-    os.chdir(spec["cwd"])
-    os.environ.update(spec["env"])
-    for name in spec.get("unset") or []:
-        os.environ.pop(name, None)
-    os.environ["DEBUGPY_RUNNING"] = "true"
-    if os.environ.get("DEBUGRELAY_TEST_STOPS"):
-        import _debugrelay_tests
-
-        _debugrelay_tests.install()
-    _trace_from_env()
+    _set_up(spec)
     # sys.path as `python -m debugpy` has it: [cwd, PYTHONPATH..., ...], then the script's folder first
     sys.path[0] = os.getcwd()
     boot = os.path.dirname(os.path.abspath(__file__))
