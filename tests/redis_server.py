@@ -21,7 +21,7 @@ import psutil
 import pytest
 import redis
 
-from tests.conftest import Relay, free_port
+from tests.conftest import Relay, end_tree, free_port
 
 REDIS_IMAGE = "debugrelay/redis:latest"
 LABEL = "debugrelay.test"  # every container the tests start carries it: `docker ps -a -f label=debugrelay.test`
@@ -348,6 +348,11 @@ class Cluster:
             if relay.proc.poll() is None:
                 relay.proc.kill()
                 relay.proc.wait(10)
+        # a relay killed keeps its warm targets (keepers outlive relays by design): the test's own, ended here
+        state = str(self.tmp / "state")
+        for proc in psutil.process_iter(["pid", "cmdline"]):
+            if proc.pid != os.getpid() and any(state in part for part in proc.info["cmdline"] or []):
+                end_tree(proc.pid)
         remove_store_targets(self.server.url, self.namespace)
         if self.server.running:
             client = self.redis()
